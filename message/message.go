@@ -1,0 +1,108 @@
+package message
+
+import (
+	"net/netip"
+	"strings"
+	"time"
+)
+
+// Property names the broker and clients give meaning to.
+const (
+	PropertyTags                = "TAGS"
+	PropertyKeys                = "KEYS"
+	PropertyUniqKey             = "UNIQ_KEY"
+	PropertyWaitStoreMsgOK      = "WAIT"
+	PropertyDelayTimeLevel      = "DELAY"
+	PropertyRetryTopic          = "RETRY_TOPIC"
+	PropertyRealTopic           = "REAL_TOPIC"
+	PropertyRealQueueID         = "REAL_QID"
+	PropertyTransactionPrepared = "TRAN_MSG"
+	PropertyProducerGroup       = "PGROUP"
+	PropertyMinOffset           = "MIN_OFFSET"
+	PropertyMaxOffset           = "MAX_OFFSET"
+	PropertyOriginMessageID     = "ORIGIN_MESSAGE_ID"
+	PropertyReconsumeTime       = "RECONSUME_TIME"
+	PropertyMaxReconsumeTimes   = "MAX_RECONSUME_TIMES"
+	PropertyConsumeStartTime    = "CONSUME_START_TIME"
+	PropertyCluster             = "CLUSTER"
+	PropertyShardingKey         = "__SHARDINGKEY"
+	PropertyTraceSwitch         = "TRACE_ON"
+	PropertyInnerNum            = "INNER_NUM"
+	PropertyInnerBase           = "INNER_BASE"
+)
+
+// KeySeparator separates the keys of the KEYS property.
+const KeySeparator = " "
+
+// Message is a message as a producer builds it: a topic, a body, a flag the broker
+// stores but never reads, and properties.
+type Message struct {
+	Topic      string
+	Flag       int32
+	Body       []byte
+	Properties Properties
+}
+
+// Tags returns the TAGS property ("" when the message has none).
+func (m *Message) Tags() string { return m.Properties.Value(PropertyTags) }
+
+// Keys returns the keys of the KEYS property, which holds them separated by spaces.
+func (m *Message) Keys() []string {
+	v := m.Properties.Value(PropertyKeys)
+	if v == "" {
+		return nil
+	}
+	return strings.Fields(v)
+}
+
+// Property returns the named property, or "" when it is absent.
+func (m *Message) Property(name string) string { return m.Properties.Value(name) }
+
+// Ext is a message as a consumer receives it: the Message plus every field the broker
+// stored with it. Body slices into the buffer it was decoded from; a listener that keeps
+// a body beyond its call may keep the slice (the buffer is never reused) but should copy
+// it before changing it if other messages of the same pull are still in use.
+type Ext struct {
+	Message
+
+	// BrokerName is the broker the message was pulled from. The decoder leaves it empty;
+	// the consumer sets it.
+	BrokerName string
+
+	QueueID                   int32
+	StoreSize                 int32
+	QueueOffset               int64
+	SysFlag                   int32
+	BornTimestamp             int64 // ms since the Unix epoch
+	BornHost                  netip.AddrPort
+	StoreTimestamp            int64 // ms since the Unix epoch
+	StoreHost                 netip.AddrPort
+	CommitLogOffset           int64
+	BodyCRC                   int32
+	ReconsumeTimes            int32
+	PreparedTransactionOffset int64
+}
+
+// MsgID returns the id users see: the producer's UNIQ_KEY when the message has one,
+// otherwise the OffsetMsgID.
+func (m *Ext) MsgID() string {
+	if id, ok := m.Properties.Get(PropertyUniqKey); ok {
+		return id
+	}
+	return m.OffsetMsgID()
+}
+
+// OffsetMsgID returns the broker-assigned id: the upper-case hex of the store host
+// address, port and commit-log offset (32 digits for IPv4, 56 for IPv6).
+func (m *Ext) OffsetMsgID() string { return OffsetMsgID(m.StoreHost, m.CommitLogOffset) }
+
+// Queue returns the queue the message was pulled from (BrokerName as set by the consumer).
+func (m *Ext) Queue() Queue {
+	return Queue{Topic: m.Topic, BrokerName: m.BrokerName, QueueID: m.QueueID}
+}
+
+// BornTime returns BornTimestamp as a time.
+func (m *Ext) BornTime() time.Time { return time.UnixMilli(m.BornTimestamp) }
+
+// StoreTime returns StoreTimestamp as a time.
+func (m *Ext) StoreTime() time.Time { return time.UnixMilli(m.StoreTimestamp) }
