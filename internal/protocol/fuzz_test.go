@@ -1,0 +1,199 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/rmqpush/rmqpush/remoting"
+)
+
+// addGoldenSeeds adds the bodies of the named golden requests to f's corpus.
+func addGoldenSeeds(f *testing.F, names ...string) {
+	for _, fr := range goldenBodies(f, loadGolden(f), names...) {
+		f.Add(fr.body(f))
+	}
+}
+
+// touch reads every node with every accessor; none may panic.
+func touch(v Value) {
+	_, _ = v.Int64()
+	_, _ = v.Int32()
+	_, _ = v.Float64()
+	_, _ = v.Bool()
+	_, _ = v.Str()
+	_, _ = v.Elems()
+	_ = v.Get("topic")
+	_, _ = decodeQueue(v)
+	for i := range v.kids {
+		touch(v.kids[i])
+	}
+}
+
+func FuzzFastJSON(f *testing.F) {
+	addGoldenSeeds(f, "GET_ROUTEINFO_BY_TOPIC", "GET_CONSUMER_RUNNING_INFO", "RESET_CONSUMER_CLIENT_OFFSET",
+		"GET_CONSUME_STATS", "GET_BROKER_CLUSTER_INFO", "HEART_BEAT", "CONSUME_MESSAGE_DIRECTLY")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := Parse(data)
+		if err != nil {
+			var je *JSONError
+			if !errors.As(err, &je) || je.Offset < 0 || je.Offset > len(data) {
+				t.Fatalf("error without a valid offset: %v", err)
+			}
+			return
+		}
+		touch(v)
+
+		// Fastjson style keeps every key as it was.
+		w := NewWriter(StyleFastjson)
+		w.Value(v)
+		back, err := Parse(w.Bytes())
+		if err != nil {
+			t.Fatalf("re-reading fastjson-style output %q: %v", w.Bytes(), err)
+		}
+		if !valueEqual(v, back) {
+			t.Fatalf("fastjson-style round trip changed the tree: %q", w.Bytes())
+		}
+
+		// Standard style turns non-string keys into strings, and is strict JSON.
+		w = NewWriter(StyleStandard)
+		w.Value(v)
+		if !json.Valid(w.Bytes()) {
+			t.Fatalf("standard output is not JSON: %q", w.Bytes())
+		}
+		back, err = Parse(w.Bytes())
+		if err != nil {
+			t.Fatalf("re-reading standard output %q: %v", w.Bytes(), err)
+		}
+		if !valueEqual(stringKeys(v), back) {
+			t.Fatalf("standard round trip changed the tree: %q", w.Bytes())
+		}
+
+		w = NewWriter(StyleBrowserCompatible)
+		w.Value(v)
+		if !json.Valid(w.Bytes()) {
+			t.Fatalf("browser-compatible output is not JSON: %q", w.Bytes())
+		}
+		for _, c := range w.Bytes() {
+			if c >= 0x80 {
+				t.Fatalf("browser-compatible output has a non-ASCII byte: %q", w.Bytes())
+			}
+		}
+	})
+}
+
+// fuzzBody checks a body decoder: no panic, and whatever decodes re-encodes, in every
+// style, to bytes that decode to the same value.
+func fuzzBody(t *testing.T, data []byte, newBody func() body, extra ...func(body) []byte) {
+	first := newBody()
+	if err := first.Decode(data); err != nil {
+		var je *JSONError
+		if !errors.As(err, &je) {
+			t.Fatalf("decode error without an offset: %v", err)
+		}
+		return
+	}
+	encoders := []func(body) []byte{
+		func(b body) []byte { return b.Encode(StyleStandard) },
+		func(b body) []byte { return b.Encode(StyleFastjson) },
+		func(b body) []byte { return b.Encode(StyleBrowserCompatible) },
+	}
+	for i, enc := range append(encoders, extra...) {
+		once := enc(first)
+		second := newBody()
+		if err := second.Decode(once); err != nil {
+			t.Fatalf("encoder %d: re-decoding %q: %v", i, once, err)
+		}
+		if twice := enc(second); !bytes.Equal(once, twice) {
+			t.Fatalf("encoder %d: not stable:\n%q\n%q", i, once, twice)
+		}
+	}
+}
+
+func FuzzTopicRouteData(f *testing.F) {
+	addGoldenSeeds(f, "GET_ROUTEINFO_BY_TOPIC")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzBody(t, data, func() body { return &TopicRouteData{} })
+		var r TopicRouteData
+		if r.Decode(data) == nil {
+			for _, qd := range r.QueueDatas {
+				_ = r.ReadableQueues("t")
+				_ = r.WritableQueues("t")
+				_, _ = r.MasterAddr(qd.BrokerName)
+				_, _ = r.AnyAddr(qd.BrokerName)
+			}
+		}
+	})
+}
+
+func FuzzHeartbeat(f *testing.F) {
+	addGoldenSeeds(f, "HEART_BEAT")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzBody(t, data, func() body { return &HeartbeatData{} })
+	})
+}
+
+func FuzzResetOffsetBody(f *testing.F) {
+	addGoldenSeeds(f, "RESET_CONSUMER_CLIENT_OFFSET", "INVOKE_BROKER_TO_RESET_OFFSET")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzBody(t, data, func() body { return &ResetOffsetBody{} },
+			func(b body) []byte { return b.(*ResetOffsetBody).EncodeList(StyleStandard) })
+	})
+}
+
+// packFields joins ext fields as key NUL value NUL ..., the input form of FuzzHeaders.
+func packFields(f remoting.Fields) []byte {
+	var b []byte
+	for _, e := range f {
+		b = append(b, e.Key...)
+		b = append(b, 0)
+		b = append(b, e.Value...)
+		b = append(b, 0)
+	}
+	return b
+}
+
+func unpackFields(data []byte) remoting.Fields {
+	parts := bytes.Split(data, []byte{0})
+	var f remoting.Fields
+	for i := 0; i+1 < len(parts); i += 2 {
+		f = append(f, remoting.Field{Key: string(parts[i]), Value: string(parts[i+1])})
+	}
+	return f
+}
+
+// FuzzHeaders decodes arbitrary ext fields with every header type: no panic, and what
+// decodes re-encodes to fields that decode to the same fields again.
+func FuzzHeaders(f *testing.F) {
+	for _, fr := range loadGolden(f) {
+		if len(fr.ExtFields) > 0 {
+			f.Add(packFields(fr.fields()))
+		}
+	}
+	for _, tc := range headerCases() {
+		f.Add(packFields(tc.full.Encode()))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fields := unpackFields(data)
+		for _, tc := range headerCases() {
+			h := fresh(tc.full)
+			if err := h.Decode(fields); err != nil {
+				var he *HeaderError
+				if !errors.As(err, &he) {
+					t.Fatalf("%s: error is not a *HeaderError: %v", tc.name, err)
+				}
+				continue
+			}
+			once := h.Encode()
+			h2 := fresh(tc.full)
+			if err := h2.Decode(once); err != nil {
+				t.Fatalf("%s: re-decoding %v: %v", tc.name, once, err)
+			}
+			if twice := h2.Encode(); !reflect.DeepEqual(once, twice) {
+				t.Fatalf("%s: not stable:\n%v\n%v", tc.name, once, twice)
+			}
+		}
+	})
+}

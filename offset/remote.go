@@ -1,0 +1,123 @@
+package offset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/rmqpush/rmqpush/message"
+)
+
+// BrokerAPI is what RemoteStore needs from the broker client.
+type BrokerAPI interface {
+	// QueryConsumerOffset asks the broker holding q for the group's offset. found is false,
+	// with a nil error, when the broker answers QUERY_NOT_FOUND (a new group); any other
+	// failure is an error.
+	QueryConsumerOffset(ctx context.Context, group string, q message.Queue) (offset int64, found bool, err error)
+	// UpdateConsumerOffset writes the group's offset of q to the broker holding q.
+	UpdateConsumerOffset(ctx context.Context, group string, q message.Queue, offset int64) error
+}
+
+// RemoteStore keeps a clustering group's offsets on the brokers.
+type RemoteStore struct {
+	group string
+	api   BrokerAPI
+	table table
+}
+
+// NewRemoteStore returns a store for group's offsets, kept on the brokers through api.
+func NewRemoteStore(group string, api BrokerAPI) *RemoteStore {
+	return &RemoteStore{group: group, api: api, table: newTable()}
+}
+
+var _ Store = (*RemoteStore)(nil)
+
+// Load does nothing: a remote store reads each offset from its broker when asked.
+func (s *RemoteStore) Load() error { return nil }
+
+// Update sets the in-memory offset of q; see Store.
+func (s *RemoteStore) Update(q message.Queue, offset int64, increaseOnly bool) {
+	s.table.update(q, offset, increaseOnly)
+}
+
+// UpdateAndFreeze sets and freezes the in-memory offset of q; see Store.
+func (s *RemoteStore) UpdateAndFreeze(q message.Queue, offset int64) { s.table.updateAndFreeze(q, offset) }
+
+// Read returns the offset of q; see Store. Reading from the store asks the broker.
+func (s *RemoteStore) Read(ctx context.Context, q message.Queue, how ReadType) (int64, error) {
+	switch how {
+	case ReadFromMemory, MemoryFirstThenStore:
+		if off, ok := s.table.get(q); ok {
+			return off, nil
+		}
+		if how == ReadFromMemory {
+			return NoOffset, nil
+		}
+	case ReadFromStore:
+	default:
+		return 0, fmt.Errorf("offset: unknown read type %d", how)
+	}
+	off, found, err := s.api.QueryConsumerOffset(ctx, s.group, q)
+	if err != nil {
+		return 0, fmt.Errorf("offset: query %s offset of group %s: %w", q, s.group, err)
+	}
+	if !found {
+		return NoOffset, nil
+	}
+	s.table.set(q, off)
+	return off, nil
+}
+
+// Persist writes the in-memory offset of q to its broker, whether or not it changed.
+func (s *RemoteStore) Persist(ctx context.Context, q message.Queue) error {
+	off, ok := s.table.get(q)
+	if !ok {
+		return nil
+	}
+	return s.write(ctx, q, off)
+}
+
+// PersistAll writes the changed offsets of qs, one goroutine per broker, and forgets the
+// queues not in qs; see Store.
+func (s *RemoteStore) PersistAll(ctx context.Context, qs []message.Queue) error {
+	dirty := s.table.dirty(qs)
+	byBroker := make(map[string][]message.Queue)
+	for q := range dirty {
+		byBroker[q.BrokerName] = append(byBroker[q.BrokerName], q)
+	}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, queues := range byBroker {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, q := range queues {
+				if err := s.write(ctx, q, dirty[q]); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (s *RemoteStore) write(ctx context.Context, q message.Queue, off int64) error {
+	if err := s.api.UpdateConsumerOffset(ctx, s.group, q, off); err != nil {
+		return fmt.Errorf("offset: persist %s offset %d of group %s: %w", q, off, s.group, err)
+	}
+	s.table.markPersisted(q, off)
+	return nil
+}
+
+// Remove forgets the in-memory offset of q.
+func (s *RemoteStore) Remove(q message.Queue) { s.table.remove(q) }
+
+// Table returns a copy of the in-memory offsets.
+func (s *RemoteStore) Table() map[message.Queue]int64 { return s.table.snapshot() }

@@ -1,0 +1,65 @@
+package offset
+
+import (
+	"context"
+
+	"github.com/rmqpush/rmqpush/message"
+)
+
+// ReadType says where Read looks for an offset.
+type ReadType int
+
+const (
+	// ReadFromMemory returns the in-memory offset, or -1 when there is none.
+	ReadFromMemory ReadType = iota
+	// ReadFromStore asks the backing store (broker or file) and caches the answer.
+	ReadFromStore
+	// MemoryFirstThenStore returns the in-memory offset when there is one, else asks the
+	// backing store.
+	MemoryFirstThenStore
+)
+
+// String returns the read type's name.
+func (t ReadType) String() string {
+	switch t {
+	case ReadFromMemory:
+		return "memory"
+	case ReadFromStore:
+		return "store"
+	case MemoryFirstThenStore:
+		return "memory-then-store"
+	default:
+		return "unknown"
+	}
+}
+
+// NoOffset is what Read returns, with a nil error, when the group has no offset for the
+// queue: a new group. The caller then starts where its consume-from-where says.
+const NoOffset int64 = -1
+
+// Store holds a group's consume offsets. All methods are safe for concurrent use.
+type Store interface {
+	// Load reads what the backing store holds at start (a file), if anything.
+	Load() error
+	// Update sets the in-memory offset of q. With increaseOnly, a smaller offset than the
+	// one held is ignored. An offset frozen by UpdateAndFreeze is not changed.
+	Update(q message.Queue, offset int64, increaseOnly bool)
+	// UpdateAndFreeze sets the in-memory offset of q and freezes it: later Updates are
+	// ignored until Remove. Used when the broker corrects an illegal offset or an admin
+	// resets offsets, so that consume results still in flight cannot overwrite it.
+	UpdateAndFreeze(q message.Queue, offset int64)
+	// Read returns the offset of q. It returns NoOffset and a nil error when none is
+	// stored, and an error when the answer is unknown (the broker could not be asked):
+	// the caller must then not start consuming q.
+	Read(ctx context.Context, q message.Queue, how ReadType) (int64, error)
+	// Persist writes the in-memory offset of q to the backing store.
+	Persist(ctx context.Context, q message.Queue) error
+	// PersistAll writes the offsets of qs that changed since their last successful
+	// persist, and forgets the in-memory offsets of queues not in qs (they are no longer
+	// assigned). It returns the joined errors of the writes that failed.
+	PersistAll(ctx context.Context, qs []message.Queue) error
+	// Remove forgets the in-memory offset of q.
+	Remove(q message.Queue)
+	// Table returns a copy of the in-memory offsets.
+	Table() map[message.Queue]int64
+}

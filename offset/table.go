@@ -1,0 +1,117 @@
+package offset
+
+import (
+	"sync"
+
+	"github.com/rmqpush/rmqpush/message"
+)
+
+// entry is one queue's offset in memory.
+type entry struct {
+	offset    int64
+	persisted int64 // the offset last written successfully, or -1
+	frozen    bool
+}
+
+// table is the in-memory offset table both stores share.
+type table struct {
+	mu      sync.Mutex
+	entries map[message.Queue]*entry
+}
+
+func newTable() table { return table{entries: make(map[message.Queue]*entry)} }
+
+func (t *table) update(q message.Queue, offset int64, increaseOnly bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, ok := t.entries[q]
+	if !ok {
+		t.entries[q] = &entry{offset: offset, persisted: -1}
+		return
+	}
+	if e.frozen || (increaseOnly && offset <= e.offset) {
+		return
+	}
+	e.offset = offset
+}
+
+func (t *table) updateAndFreeze(q message.Queue, offset int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, ok := t.entries[q]
+	if !ok {
+		e = &entry{persisted: -1}
+		t.entries[q] = e
+	}
+	e.offset, e.frozen = offset, true
+}
+
+// set stores an offset read from the backing store as already persisted.
+func (t *table) set(q message.Queue, offset int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, ok := t.entries[q]
+	if !ok {
+		t.entries[q] = &entry{offset: offset, persisted: offset}
+		return
+	}
+	if !e.frozen {
+		e.offset, e.persisted = offset, offset
+	}
+}
+
+func (t *table) get(q message.Queue) (int64, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e, ok := t.entries[q]; ok {
+		return e.offset, true
+	}
+	return 0, false
+}
+
+// dirty returns the offsets of qs that changed since their last successful persist, and
+// forgets the queues not in qs.
+func (t *table) dirty(qs []message.Queue) map[message.Queue]int64 {
+	keep := make(map[message.Queue]struct{}, len(qs))
+	for _, q := range qs {
+		keep[q] = struct{}{}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[message.Queue]int64)
+	for q, e := range t.entries {
+		if _, ok := keep[q]; !ok {
+			delete(t.entries, q)
+			continue
+		}
+		if e.offset != e.persisted {
+			out[q] = e.offset
+		}
+	}
+	return out
+}
+
+// persisted records that offset was written for q.
+func (t *table) markPersisted(q message.Queue, offset int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e, ok := t.entries[q]; ok {
+		e.persisted = offset
+	}
+}
+
+func (t *table) remove(q message.Queue) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.entries, q)
+}
+
+func (t *table) snapshot() map[message.Queue]int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[message.Queue]int64, len(t.entries))
+	for q, e := range t.entries {
+		out[q] = e.offset
+	}
+	return out
+}

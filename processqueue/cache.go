@@ -1,0 +1,179 @@
+package processqueue
+
+import (
+	"time"
+
+	"github.com/rmqpush/rmqpush/message"
+)
+
+// Put caches the messages of one pull (Java putMessage) and reports what to consume.
+//
+// Messages whose offset is already cached (in the cache or taken by an orderly
+// listener), repeats inside msgs, and nil entries are ignored: they are neither counted
+// nor returned, and a cached message keeps its first copy. added holds the messages that were cached, in the order given; it is msgs
+// itself when none was ignored (the usual case, with no allocation) and a new slice
+// otherwise. The concurrent consume service dispatches added, never msgs, so a duplicate
+// is never consumed twice.
+//
+// dispatch is Java's result, for orderly consumption: true when the cache is not empty
+// and no orderly consume task owns the queue; Put then marks the queue as owned, and the
+// caller must start one task. Take clears the mark when it finds nothing to take. (Java's
+// rule looks at the cache, not at what this call added: if messages ever wait with no
+// task, the next Put, even an empty one, asks for a task.)
+//
+// brokerMaxOffset is the broker's max offset for the queue from the pull response (Java
+// reads it from the MAX_OFFSET property of the last message), or a negative value when
+// unknown; see BrokerMaxOffset and AccumulatedCount.
+func (pq *ProcessQueue) Put(msgs []*message.Ext, brokerMaxOffset int64) (added []*message.Ext, dispatch bool) {
+	var slab []entry
+	if len(msgs) > 0 {
+		slab = make([]entry, len(msgs))
+	}
+	added = msgs
+	aliasing := true // added is msgs itself until the first duplicate
+	n, bytes := 0, int64(0)
+
+	pq.mu.Lock()
+	for i, m := range msgs {
+		e := &slab[i]
+		dup := m == nil
+		if !dup {
+			e.msg, e.off, e.size = m, m.QueueOffset, int64(len(m.Body))
+			dup = pq.taken.Len() > 0 && pq.taken.Has(item{off: e.off})
+		}
+		if !dup {
+			if old, replaced := pq.cache.ReplaceOrInsert(item{off: e.off, e: e}); replaced {
+				pq.cache.ReplaceOrInsert(old) // keep the first copy and its start time
+				dup = true
+			}
+		}
+		if dup {
+			if aliasing {
+				added = make([]*message.Ext, i, len(msgs)-1)
+				copy(added, msgs[:i])
+				aliasing = false
+			}
+			continue
+		}
+		if !aliasing {
+			added = append(added, m)
+		}
+		n++
+		bytes += e.size
+		if e.off > pq.queueOffsetMax {
+			pq.queueOffsetMax = e.off
+		}
+	}
+	pq.count.Add(int64(n))
+	pq.size.Add(bytes)
+	if pq.cache.Len() > 0 && !pq.consuming {
+		dispatch = true
+		pq.consuming = true
+	}
+	pq.mu.Unlock()
+
+	if last := len(msgs) - 1; last >= 0 && msgs[last] != nil && brokerMaxOffset >= 0 {
+		pq.brokerMaxOffset.Store(brokerMaxOffset)
+		if acc := brokerMaxOffset - msgs[last].QueueOffset; acc > 0 {
+			pq.accCount.Store(acc)
+		}
+	}
+	return added, dispatch
+}
+
+// Remove deletes consumed (or sent back) messages from the cache (Java removeMessage)
+// and returns the offset the consumer may store, or -1 when the cache was empty. Messages
+// not in the cache are skipped.
+//
+// The result is Java's: the smallest offset still cached, or the highest offset ever put
+// plus one when the cache is now empty. One safety rule is added: the result never
+// passes a message taken by an orderly listener and not committed. Java's orderly
+// consumer never calls Remove, so for Java's call patterns the result is the same.
+//
+// Remove also sets the last consume time to time.Now().
+func (pq *ProcessQueue) Remove(msgs []*message.Ext) int64 {
+	now := time.Now().UnixNano()
+	result := int64(-1)
+	n, bytes := int64(0), int64(0)
+
+	pq.mu.Lock()
+	pq.lastConsume.Store(now)
+	if pq.cache.Len() > 0 {
+		result = pq.queueOffsetMax + 1
+		for _, m := range msgs {
+			if m == nil {
+				continue
+			}
+			it, ok := pq.cache.Delete(item{off: m.QueueOffset})
+			if !ok {
+				continue
+			}
+			pq.unlinkStarted(it.e)
+			n++
+			bytes += it.e.size
+		}
+		pq.count.Sub(n)
+		pq.size.Sub(bytes)
+		if first, ok := pq.cache.Min(); ok {
+			result = first.off
+		}
+		if first, ok := pq.taken.Min(); ok && first.off < result {
+			result = first.off
+		}
+	}
+	pq.mu.Unlock()
+	return result
+}
+
+// MaxSpan returns the last cached offset minus the first, or 0 when the cache is empty
+// (Java getMaxSpan). Messages taken by an orderly listener do not count.
+func (pq *ProcessQueue) MaxSpan() int64 {
+	pq.mu.RLock()
+	defer pq.mu.RUnlock()
+	first, ok := pq.cache.Min()
+	if !ok {
+		return 0
+	}
+	last, _ := pq.cache.Max()
+	return last.off - first.off
+}
+
+// Contains reports whether a message with msg's queue offset is in the cache (Java 5
+// containsMessage): the concurrent consumer skips sending back a message that consume
+// timeout handling already removed.
+func (pq *ProcessQueue) Contains(msg *message.Ext) bool {
+	if msg == nil {
+		return false
+	}
+	return pq.ContainsOffset(msg.QueueOffset)
+}
+
+// ContainsOffset reports whether a message with queue offset off is in the cache.
+// Messages taken by an orderly listener are not in the cache.
+func (pq *ProcessQueue) ContainsOffset(off int64) bool {
+	pq.mu.RLock()
+	defer pq.mu.RUnlock()
+	return pq.cache.Has(item{off: off})
+}
+
+// HasCached reports whether the cache holds any message (Java hasTempMessage). Messages
+// taken by an orderly listener do not count.
+func (pq *ProcessQueue) HasCached() bool {
+	pq.mu.RLock()
+	defer pq.mu.RUnlock()
+	return pq.cache.Len() > 0
+}
+
+// Clear empties the cache and the taken messages, zeroes the count and size and resets
+// the highest offset seen to 0 (Java clear, used when the broker resets the consumer's
+// offsets). Flags and times are unchanged.
+func (pq *ProcessQueue) Clear() {
+	pq.mu.Lock()
+	pq.cache.Clear(true)
+	pq.taken.Clear(true)
+	pq.startHead, pq.startTail = nil, nil
+	pq.count.Store(0)
+	pq.size.Store(0)
+	pq.queueOffsetMax = 0
+	pq.mu.Unlock()
+}

@@ -1,0 +1,96 @@
+package processqueue
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rmqpush/rmqpush/message"
+)
+
+// t0 is an arbitrary fixed clock origin for tests.
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// bodyLen is the body size the test messages get: different per offset, so size
+// accounting errors show.
+func bodyLen(off int64) int { return int(off%7) + 1 }
+
+// msgsAt builds one message per offset, with bodyLen(off) body bytes.
+func msgsAt(offs ...int64) []*message.Ext {
+	out := make([]*message.Ext, len(offs))
+	for i, off := range offs {
+		out[i] = &message.Ext{
+			Message:     message.Message{Topic: "T", Body: make([]byte, bodyLen(off))},
+			BrokerName:  "b",
+			QueueOffset: off,
+		}
+	}
+	return out
+}
+
+// span returns the offsets from lo to hi inclusive.
+func span(lo, hi int64) []int64 {
+	var out []int64
+	for o := lo; o <= hi; o++ {
+		out = append(out, o)
+	}
+	return out
+}
+
+// offsetsOf returns the queue offsets of msgs.
+func offsetsOf(msgs []*message.Ext) []int64 {
+	out := make([]int64, 0, len(msgs))
+	for _, m := range msgs {
+		out = append(out, m.QueueOffset)
+	}
+	return out
+}
+
+// sizeOf returns the body bytes of the messages at offs.
+func sizeOf(offs ...int64) int64 {
+	var n int64
+	for _, o := range offs {
+		n += int64(bodyLen(o))
+	}
+	return n
+}
+
+// checkStartList verifies the consume-start list: linked both ways, ordered by start,
+// and holding exactly the stamped entries of the cache tree.
+func checkStartList(t require.TestingT, pq *ProcessQueue) {
+	pq.mu.RLock()
+	defer pq.mu.RUnlock()
+	onList := map[*entry]bool{}
+	var prev *entry
+	for e := pq.startHead; e != nil; e = e.next {
+		require.True(t, e.started, "entry on the list not marked started")
+		require.Same(t, prev, e.prev, "broken prev link")
+		if prev != nil {
+			require.LessOrEqual(t, prev.start, e.start, "list not ordered by start")
+		}
+		require.False(t, onList[e], "cycle in the list")
+		onList[e] = true
+		prev = e
+	}
+	require.Same(t, prev, pq.startTail, "tail is not the last entry")
+	stamped := 0
+	pq.cache.Ascend(func(it item) bool {
+		if it.e.started {
+			stamped++
+			require.True(t, onList[it.e], "stamped cache entry %d not on the list", it.off)
+		}
+		return true
+	})
+	pq.taken.Ascend(func(it item) bool {
+		require.False(t, it.e.started, "taken entry %d still on the list", it.off)
+		return true
+	})
+	require.Equal(t, stamped, len(onList), "list holds entries that are not cached")
+}
+
+func TestHelpers(t *testing.T) {
+	require.Equal(t, []int64{3, 4, 5}, span(3, 5))
+	require.Equal(t, []int64{3, 9}, offsetsOf(msgsAt(3, 9)))
+	require.Equal(t, int64(bodyLen(3)+bodyLen(9)), sizeOf(3, 9))
+}

@@ -1,0 +1,142 @@
+package processqueue
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/rmqpush/rmqpush/message"
+)
+
+// Take moves up to n messages with the lowest offsets from the cache to the taken set
+// and returns them in offset order, for an orderly listener (Java takeMessages). When
+// there is nothing to take it returns nil and clears the "consuming" mark that Put set,
+// so the next Put asks for a new consume task. It sets the last consume time to
+// time.Now(). Taken messages leave the consume-start list: orderly consumption has no
+// consume timeout.
+func (pq *ProcessQueue) Take(n int) []*message.Ext {
+	now := time.Now().UnixNano()
+	var out []*message.Ext
+
+	pq.mu.Lock()
+	pq.lastConsume.Store(now)
+	if k := min(n, pq.cache.Len()); k > 0 {
+		out = make([]*message.Ext, 0, k)
+		for range k {
+			it, _ := pq.cache.DeleteMin()
+			pq.unlinkStarted(it.e)
+			pq.taken.ReplaceOrInsert(it)
+			out = append(out, it.e.msg)
+		}
+	}
+	if len(out) == 0 {
+		pq.consuming = false
+	}
+	pq.mu.Unlock()
+	return out
+}
+
+// Commit ends the consumption of the taken messages (Java commit): it forgets them,
+// takes them off Count and Size, and returns the offset to store, the last taken offset
+// plus one. ok is false, and nothing changes, when nothing is taken (Java would throw
+// there; rocketmq-client-go makes up offset 1).
+//
+// One safety rule is added to Java's: the offset never passes a message still in the
+// cache, which can only happen when messages with lower offsets were put back or put
+// after Take; with Java's call patterns the result is the same.
+func (pq *ProcessQueue) Commit() (offset int64, ok bool) {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	last, ok := pq.taken.Max()
+	if !ok {
+		return 0, false
+	}
+	offset = last.off + 1
+	if first, ok := pq.cache.Min(); ok && first.off < offset {
+		offset = first.off
+	}
+	var bytes int64
+	pq.taken.Ascend(func(it item) bool {
+		bytes += it.e.size
+		return true
+	})
+	pq.count.Sub(int64(pq.taken.Len()))
+	pq.size.Sub(bytes)
+	pq.taken.Clear(true)
+	return offset, true
+}
+
+// ConsumeAgain puts taken messages back into the cache, to be taken again (Java
+// makeMessageToConsumeAgain). Messages that are not taken are skipped (Java would put
+// them into the cache without counting them).
+func (pq *ProcessQueue) ConsumeAgain(msgs []*message.Ext) {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	for _, m := range msgs {
+		if m == nil {
+			continue
+		}
+		if it, ok := pq.taken.Delete(item{off: m.QueueOffset}); ok {
+			pq.cache.ReplaceOrInsert(it)
+		}
+	}
+}
+
+// Rollback puts every taken message back into the cache (Java rollback).
+func (pq *ProcessQueue) Rollback() {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	pq.taken.Ascend(func(it item) bool {
+		pq.cache.ReplaceOrInsert(it)
+		return true
+	})
+	pq.taken.Clear(true)
+}
+
+// TakenCount returns how many messages are taken and not yet committed or put back.
+func (pq *ProcessQueue) TakenCount() int {
+	pq.mu.RLock()
+	defer pq.mu.RUnlock()
+	return pq.taken.Len()
+}
+
+// LockConsume acquires the consume lock, waiting until it is free or ctx ends (then it
+// returns an error wrapping ctx.Err()). The orderly consume service holds it while a
+// listener runs on this queue; rebalance takes it (with a short deadline, Java uses
+// 1 s in 4.9 and 500 ms in 5.x) before it persists the offset and unlocks a removed
+// queue, so the unlock never happens in the middle of a consume. A free lock is always
+// acquired, even if ctx has already ended. It is Java's consumeLock; it is not
+// reentrant.
+func (pq *ProcessQueue) LockConsume(ctx context.Context) error {
+	select {
+	case pq.consumeLock <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case pq.consumeLock <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("processqueue: waiting for the consume lock: %w", ctx.Err())
+	}
+}
+
+// TryLockConsume acquires the consume lock if it is free and reports whether it did.
+func (pq *ProcessQueue) TryLockConsume() bool {
+	select {
+	case pq.consumeLock <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+// UnlockConsume releases the consume lock. Like sync.Mutex.Unlock, it panics if the
+// lock is not held: that is a bug in the caller.
+func (pq *ProcessQueue) UnlockConsume() {
+	select {
+	case <-pq.consumeLock:
+	default:
+		panic("processqueue: UnlockConsume of an unlocked consume lock")
+	}
+}

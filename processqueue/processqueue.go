@@ -1,0 +1,181 @@
+package processqueue
+
+import (
+	"sync"
+	"time"
+
+	"github.com/google/btree"
+	"go.uber.org/atomic"
+
+	"github.com/rmqpush/rmqpush/message"
+)
+
+// Time limits of Java's ProcessQueue, with Java's default values.
+const (
+	// PullMaxIdleTime is how long a queue may go without a pull before PullExpired
+	// reports it (Java PULL_MAX_IDLE_TIME, property rocketmq.client.pull.pullMaxIdleTime).
+	PullMaxIdleTime = 120 * time.Second
+	// LockMaxLiveTime is how long a broker lock on an orderly queue is trusted after it
+	// was last obtained (Java REBALANCE_LOCK_MAX_LIVE_TIME,
+	// rocketmq.client.rebalance.lockMaxLiveTime).
+	LockMaxLiveTime = 30 * time.Second
+	// LockInterval is how often the orderly consumer renews its broker locks (Java
+	// REBALANCE_LOCK_INTERVAL, rocketmq.client.rebalance.lockInterval). This package
+	// does not use it; it is kept here beside LockMaxLiveTime, as in Java.
+	LockInterval = 20 * time.Second
+)
+
+// btreeDegree is the degree of both trees. A queue caches about a thousand messages at
+// most (PullThresholdForQueue), so the trees stay two or three levels deep.
+const btreeDegree = 16
+
+// entry is one cached message. Entries are allocated in one slab per Put call, so a
+// batch of pulled messages costs one allocation besides the tree nodes.
+type entry struct {
+	msg  *message.Ext
+	off  int64 // msg.QueueOffset when it was put
+	size int64 // body bytes counted for this message
+
+	// Consume-start list links (see timeout.go). An entry is on the list only while
+	// it is in the cache tree and MarkConsumeStart stamped it.
+	start      int64 // unix nanoseconds
+	prev, next *entry
+	started    bool
+}
+
+// item is what the trees hold: the key by value, so lookups need no allocation.
+type item struct {
+	off int64
+	e   *entry
+}
+
+func lessItem(a, b item) bool { return a.off < b.off }
+
+// ProcessQueue is the cache of messages pulled from one message queue and not yet
+// consumed. The zero value is not usable; create one with New.
+type ProcessQueue struct {
+	mu sync.RWMutex
+	// cache holds the pulled messages not handed to an orderly listener (Java
+	// msgTreeMap).
+	cache *btree.BTreeG[item]
+	// taken holds the messages Take handed to an orderly listener and not yet
+	// committed or put back (Java consumingMsgOrderlyTreeMap).
+	taken *btree.BTreeG[item]
+	// queueOffsetMax is the highest offset ever put (Java queueOffsetMax, which Java
+	// sets to the offset of the last message added: the same value, because pulled
+	// messages come in offset order). Clear resets it to 0.
+	queueOffsetMax int64
+	// consuming is true while an orderly consume task owns the queue (Java consuming).
+	consuming bool
+	// head and tail of the consume-start list, oldest start first.
+	startHead, startTail *entry
+
+	count           atomic.Int64 // messages in cache and taken (Java msgCount)
+	size            atomic.Int64 // body bytes in cache and taken (Java msgSize)
+	brokerMaxOffset atomic.Int64 // latest broker max offset hint, -1 when unknown
+	accCount        atomic.Int64 // Java msgAccCnt
+
+	dropped        atomic.Bool
+	locked         atomic.Bool
+	tryUnlockTimes atomic.Int64
+	lastPull       atomic.Int64 // unix nanoseconds
+	lastConsume    atomic.Int64 // unix nanoseconds
+	lastLock       atomic.Int64 // unix nanoseconds
+
+	// consumeLock is a one-slot semaphore: a channel, so that waiting for it can be
+	// bounded by a context (see LockConsume).
+	consumeLock chan struct{}
+}
+
+// New returns an empty ProcessQueue whose last pull, consume and lock times are now, as
+// a new Java ProcessQueue's are.
+func New(now time.Time) *ProcessQueue {
+	pq := &ProcessQueue{
+		cache:       btree.NewG(btreeDegree, lessItem),
+		taken:       btree.NewG(btreeDegree, lessItem),
+		consumeLock: make(chan struct{}, 1),
+	}
+	n := now.UnixNano()
+	pq.lastPull.Store(n)
+	pq.lastConsume.Store(n)
+	pq.lastLock.Store(n)
+	pq.brokerMaxOffset.Store(-1)
+	return pq
+}
+
+// Count returns the number of cached messages, including those taken by an orderly
+// listener and not yet committed (Java msgCount). It does not take the lock.
+func (pq *ProcessQueue) Count() int64 { return pq.count.Load() }
+
+// Size returns the body bytes of the messages Count counts (Java msgSize). It does not
+// take the lock.
+func (pq *ProcessQueue) Size() int64 { return pq.size.Load() }
+
+// BrokerMaxOffset returns the broker's max offset for the queue as last given to Put,
+// or -1 when no Put carried one. The consumer's lag is BrokerMaxOffset minus its
+// committed offset.
+func (pq *ProcessQueue) BrokerMaxOffset() int64 { return pq.brokerMaxOffset.Load() }
+
+// AccumulatedCount returns Java's msgAccCnt: the broker's max offset minus the offset of
+// the last message of the latest Put that carried a max offset, when that difference was
+// positive (0 until then).
+func (pq *ProcessQueue) AccumulatedCount() int64 { return pq.accCount.Load() }
+
+// Dropped reports whether the queue was dropped: rebalance took it away, or its offset
+// became illegal. A dropped queue's offsets must not be stored.
+func (pq *ProcessQueue) Dropped() bool { return pq.dropped.Load() }
+
+// SetDropped sets the dropped flag.
+func (pq *ProcessQueue) SetDropped(dropped bool) { pq.dropped.Store(dropped) }
+
+// LastPullTime returns when the queue was last pulled.
+func (pq *ProcessQueue) LastPullTime() time.Time { return time.Unix(0, pq.lastPull.Load()) }
+
+// SetLastPullTime records a pull at now.
+func (pq *ProcessQueue) SetLastPullTime(now time.Time) { pq.lastPull.Store(now.UnixNano()) }
+
+// PullExpired reports whether the queue was last pulled more than PullMaxIdleTime
+// before now (Java isPullExpired); rebalance then drops it so it is recreated.
+func (pq *ProcessQueue) PullExpired(now time.Time) bool {
+	return now.UnixNano()-pq.lastPull.Load() > int64(PullMaxIdleTime)
+}
+
+// LastConsumeTime returns when a consume service last removed (Remove) or took (Take)
+// messages, or when SetLastConsumeTime last set it.
+func (pq *ProcessQueue) LastConsumeTime() time.Time {
+	return time.Unix(0, pq.lastConsume.Load())
+}
+
+// SetLastConsumeTime sets the last consume time to now.
+func (pq *ProcessQueue) SetLastConsumeTime(now time.Time) { pq.lastConsume.Store(now.UnixNano()) }
+
+// Locked reports whether this client holds the broker lock for the queue (orderly
+// consumption).
+func (pq *ProcessQueue) Locked() bool { return pq.locked.Load() }
+
+// SetLocked records the outcome of a broker lock or unlock. When locked is true the last
+// lock time becomes now; when false the last lock time is left as it was, as in Java,
+// where unlocking never touches lastLockTimestamp.
+func (pq *ProcessQueue) SetLocked(locked bool, now time.Time) {
+	if locked {
+		pq.lastLock.Store(now.UnixNano())
+	}
+	pq.locked.Store(locked)
+}
+
+// LastLockTime returns when the broker lock was last obtained (or when the queue was
+// created, if never).
+func (pq *ProcessQueue) LastLockTime() time.Time { return time.Unix(0, pq.lastLock.Load()) }
+
+// LockExpired reports whether the broker lock was last obtained more than
+// LockMaxLiveTime before now (Java isLockExpired).
+func (pq *ProcessQueue) LockExpired(now time.Time) bool {
+	return now.UnixNano()-pq.lastLock.Load() > int64(LockMaxLiveTime)
+}
+
+// TryUnlockTimes returns how many times removing the queue could not get the consume
+// lock (Java tryUnlockTimes).
+func (pq *ProcessQueue) TryUnlockTimes() int64 { return pq.tryUnlockTimes.Load() }
+
+// IncTryUnlockTimes adds one to TryUnlockTimes.
+func (pq *ProcessQueue) IncTryUnlockTimes() { pq.tryUnlockTimes.Inc() }

@@ -1,0 +1,61 @@
+package processqueue
+
+// Info is a snapshot of a ProcessQueue with the fields of Java's ProcessQueueInfo, the
+// per-queue entry of the consumer running info (GET_CONSUMER_RUNNING_INFO). Timestamps
+// are milliseconds since the Unix epoch, as in Java. Encoding it is not this package's
+// job.
+type Info struct {
+	// CommitOffset is the offset store's value for the queue; Snapshot leaves it 0 for
+	// the caller to fill.
+	CommitOffset int64
+
+	// The cache (messages not taken by an orderly listener): first and last offset
+	// (0 when empty) and count. CachedMsgSizeInMiB counts the taken messages too, as
+	// Java's does.
+	CachedMsgMinOffset int64
+	CachedMsgMaxOffset int64
+	CachedMsgCount     int32
+	CachedMsgSizeInMiB int32
+
+	// The messages taken by an orderly listener and not yet committed (Java fills the
+	// "transaction" fields from consumingMsgOrderlyTreeMap): first and last offset
+	// (0 when none) and count.
+	TransactionMsgMinOffset int64
+	TransactionMsgMaxOffset int64
+	TransactionMsgCount     int32
+
+	Locked            bool
+	TryUnlockTimes    int64
+	LastLockTimestamp int64
+
+	// Dropped is written "droped" by Java 4.9's fastjson and "dropped" by 5.x.
+	Dropped              bool
+	LastPullTimestamp    int64
+	LastConsumeTimestamp int64
+}
+
+// Snapshot returns the queue's state as Java's fillProcessQueueInfo reports it.
+func (pq *ProcessQueue) Snapshot() Info {
+	var info Info
+	pq.mu.RLock()
+	if first, ok := pq.cache.Min(); ok {
+		last, _ := pq.cache.Max()
+		info.CachedMsgMinOffset, info.CachedMsgMaxOffset = first.off, last.off
+		info.CachedMsgCount = int32(pq.cache.Len())
+	}
+	info.CachedMsgSizeInMiB = int32(pq.size.Load() / (1 << 20))
+	if first, ok := pq.taken.Min(); ok {
+		last, _ := pq.taken.Max()
+		info.TransactionMsgMinOffset, info.TransactionMsgMaxOffset = first.off, last.off
+		info.TransactionMsgCount = int32(pq.taken.Len())
+	}
+	pq.mu.RUnlock()
+
+	info.Locked = pq.locked.Load()
+	info.TryUnlockTimes = pq.tryUnlockTimes.Load()
+	info.LastLockTimestamp = pq.lastLock.Load() / 1e6
+	info.Dropped = pq.dropped.Load()
+	info.LastPullTimestamp = pq.lastPull.Load() / 1e6
+	info.LastConsumeTimestamp = pq.lastConsume.Load() / 1e6
+	return info
+}

@@ -1,0 +1,127 @@
+package processqueue
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/rmqpush/rmqpush/message"
+)
+
+// Consume timeout support.
+//
+// Java stamps CONSUME_START_TIME on each message when a listener gets it, and every
+// ConsumeTimeout minutes looks at the first (at most 16) messages of the cache, sending
+// back those whose stamp is older than ConsumeTimeout. A stuck message behind the first
+// 16 waits for later rounds, and a round costs a property parse per message.
+//
+// Here every cached entry that MarkConsumeStart stamped is also on a doubly linked list
+// ordered by start time, oldest first. Stamping appends at the tail (walking back only
+// past entries stamped with a later time, which happens only when callers pass clocks
+// slightly out of order), removing an entry unlinks it in O(1), and Expired walks from
+// the head and stops at the first entry that has not expired. So Expired costs
+// O(expired), exactly finds every expired message wherever it sits in the cache, and
+// the hot path pays one tree lookup per stamped message and two pointer updates per
+// removal. Entries leave the list when they leave the cache (Remove, Take, Clear).
+
+// MarkConsumeStart records now as the consume start time of each of msgs still in the
+// cache, replacing an earlier stamp (a message consumed again after a failed send-back
+// starts over). The consume service calls it when it hands msgs to the listener.
+func (pq *ProcessQueue) MarkConsumeStart(msgs []*message.Ext, now time.Time) {
+	start := now.UnixNano()
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	for _, m := range msgs {
+		if m == nil {
+			continue
+		}
+		it, ok := pq.cache.Get(item{off: m.QueueOffset})
+		if !ok {
+			continue
+		}
+		pq.unlinkStarted(it.e)
+		pq.linkStarted(it.e, start)
+	}
+}
+
+// ConsumeStartTime returns the consume start time MarkConsumeStart recorded for the
+// cached message at offset off; ok is false when the message is not cached or was
+// never stamped.
+func (pq *ProcessQueue) ConsumeStartTime(off int64) (start time.Time, ok bool) {
+	pq.mu.RLock()
+	defer pq.mu.RUnlock()
+	it, found := pq.cache.Get(item{off: off})
+	if !found || !it.e.started {
+		return time.Time{}, false
+	}
+	return time.Unix(0, it.e.start), true
+}
+
+// Expired returns, in offset order, up to limit cached messages whose consume started
+// more than timeout before now, choosing those that started first. It returns nil when
+// limit < 1 or none has expired. It changes nothing: the caller sends each message back
+// and then calls Remove (or MarkConsumeStart again to give it more time), as Java's
+// cleanExpiredMsg does.
+func (pq *ProcessQueue) Expired(now time.Time, timeout time.Duration, limit int) []*message.Ext {
+	if limit < 1 {
+		return nil
+	}
+	cutoff := now.UnixNano() - int64(timeout)
+	var found []*entry
+	pq.mu.RLock()
+	for e := pq.startHead; e != nil && e.start < cutoff && len(found) < limit; e = e.next {
+		found = append(found, e)
+	}
+	pq.mu.RUnlock()
+	if len(found) == 0 {
+		return nil
+	}
+	slices.SortFunc(found, func(a, b *entry) int { return cmp.Compare(a.off, b.off) })
+	out := make([]*message.Ext, len(found))
+	for i, e := range found {
+		out[i] = e.msg
+	}
+	return out
+}
+
+// linkStarted puts e on the consume-start list with start time start, after every entry
+// that started at or before it. The caller holds pq.mu for writing.
+func (pq *ProcessQueue) linkStarted(e *entry, start int64) {
+	e.start, e.started = start, true
+	after := pq.startTail
+	for after != nil && after.start > start {
+		after = after.prev
+	}
+	e.prev = after
+	if after == nil {
+		e.next = pq.startHead
+		pq.startHead = e
+	} else {
+		e.next = after.next
+		after.next = e
+	}
+	if e.next == nil {
+		pq.startTail = e
+	} else {
+		e.next.prev = e
+	}
+}
+
+// unlinkStarted takes e off the consume-start list if it is on it. The caller holds
+// pq.mu for writing.
+func (pq *ProcessQueue) unlinkStarted(e *entry) {
+	if !e.started {
+		return
+	}
+	if e.prev == nil {
+		pq.startHead = e.next
+	} else {
+		e.prev.next = e.next
+	}
+	if e.next == nil {
+		pq.startTail = e.prev
+	} else {
+		e.next.prev = e.prev
+	}
+	e.prev, e.next, e.started = nil, nil, false
+}
