@@ -108,13 +108,34 @@ func (p *Properties) Range(fn func(name, value string) bool) {
 		}
 		return
 	}
-	scanWire(p.raw, func(n, v, rest string) bool {
-		if hasName(rest, n) {
+	if strings.Count(p.raw, "\x02") < smallProperties {
+		// Few pairs: look for a later duplicate of each, without allocating.
+		scanWire(p.raw, func(n, v, rest string) bool {
+			if hasName(rest, n) {
+				return true // an earlier duplicate: the last occurrence is reported
+			}
+			return fn(n, v)
+		})
+		return
+	}
+	// Many pairs (a hostile peer can send thousands): index the last occurrence of each
+	// name, so that reading stays linear.
+	last := make(map[string]int)
+	i := 0
+	scanWire(p.raw, func(n, _, _ string) bool { last[n] = i; i++; return true })
+	i = 0
+	scanWire(p.raw, func(n, v, _ string) bool {
+		i++
+		if last[n] != i-1 {
 			return true // an earlier duplicate: the last occurrence is reported
 		}
 		return fn(n, v)
 	})
 }
+
+// smallProperties is the number of pairs below which Range finds duplicates by scanning
+// the rest of the wire form for each pair rather than by building an index.
+const smallProperties = 32
 
 // Map returns a new map holding every property.
 func (p *Properties) Map() map[string]string {
@@ -138,19 +159,14 @@ func (p *Properties) String() string {
 	return b.String()
 }
 
-// edit switches from the wire form to the list of pairs.
+// edit switches from the wire form to the list of pairs, in the order Range reports
+// them.
 func (p *Properties) edit() {
 	if p.edited {
 		return
 	}
 	var pairs []Property
-	p.scan(func(n, v string) bool {
-		for i := range pairs {
-			if pairs[i].Name == n {
-				pairs[i].Value = v
-				return true
-			}
-		}
+	p.Range(func(n, v string) bool {
 		pairs = append(pairs, Property{Name: n, Value: v})
 		return true
 	})

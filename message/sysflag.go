@@ -45,3 +45,14 @@ func (c Compression) String() string {
 		return "unknown"
 	}
 }
+
+// CompressionFlag returns the sysFlag bits of a body compressed with c: SysFlagCompressed
+// and the codec in bits 8-10.
+func CompressionFlag(c Compression) int32 {
+	return SysFlagCompressed | int32(c)<<sysFlagCompressionTypeShift&SysFlagCompressionTypeMask
+}
+
+// known reports whether c is a codec Java knows (0-3).
+func (c Compression) known() bool {
+	return c >= CompressionZlibDefault && c <= CompressionZlib
+}
