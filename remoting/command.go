@@ -43,6 +43,81 @@ const (
 	LanguageUnknown LanguageCode = 255
 )
 
+// String returns the name Java gives the language ("JAVA", "GO", ...), which is what a
+// JSON header carries, or "UNKNOWN" for a code Java does not name.
+func (l LanguageCode) String() string {
+	switch l {
+	case LanguageJava:
+		return "JAVA"
+	case LanguageCPP:
+		return "CPP"
+	case LanguageDotNet:
+		return "DOTNET"
+	case LanguagePython:
+		return "PYTHON"
+	case LanguageDelphi:
+		return "DELPHI"
+	case LanguageErlang:
+		return "ERLANG"
+	case LanguageRuby:
+		return "RUBY"
+	case LanguageOther:
+		return "OTHER"
+	case LanguageHTTP:
+		return "HTTP"
+	case LanguageGo:
+		return "GO"
+	case LanguagePHP:
+		return "PHP"
+	case LanguageOMS:
+		return "OMS"
+	case LanguageRust:
+		return "RUST"
+	case LanguageNodeJS:
+		return "NODE_JS"
+	default:
+		return "UNKNOWN"
+	}
+}
+
+// LanguageByName returns the language with Java's name name (case-sensitive, as Java's
+// enum is), or LanguageUnknown for a name it does not know: a peer with a newer language
+// list is not an error.
+func LanguageByName(name string) LanguageCode {
+	switch name {
+	case "JAVA":
+		return LanguageJava
+	case "CPP":
+		return LanguageCPP
+	case "DOTNET":
+		return LanguageDotNet
+	case "PYTHON":
+		return LanguagePython
+	case "DELPHI":
+		return LanguageDelphi
+	case "ERLANG":
+		return LanguageErlang
+	case "RUBY":
+		return LanguageRuby
+	case "OTHER":
+		return LanguageOther
+	case "HTTP":
+		return LanguageHTTP
+	case "GO":
+		return LanguageGo
+	case "PHP":
+		return LanguagePHP
+	case "OMS":
+		return LanguageOMS
+	case "RUST":
+		return LanguageRust
+	case "NODE_JS":
+		return LanguageNodeJS
+	default:
+		return LanguageUnknown
+	}
+}
+
 // Flag bits of a command.
 const (
 	FlagResponse int32 = 1 << 0
@@ -58,13 +133,15 @@ type Field struct {
 }
 
 // Fields holds a command's extFields in wire order. A command has a handful of fields,
-// so a list is smaller and faster than a map, and it keeps the order a peer sent, which
-// lets a decoded header be re-encoded byte for byte.
+// so a list is smaller and faster than a map, and it keeps the order a peer sent, and any
+// repeated key, which lets a decoded header be re-encoded byte for byte.
 type Fields []Field
 
-// Get returns the value for key and whether it is present.
+// Get returns the value for key and whether it is present. When a decoded header repeats
+// a key (Java 4.9's ROCKETMQ encoding of fast-codec headers writes some fields twice), the
+// last entry wins, as it does in the HashMap Java decodes into.
 func (f Fields) Get(key string) (string, bool) {
-	for i := range f {
+	for i := len(f) - 1; i >= 0; i-- {
 		if f[i].Key == key {
 			return f[i].Value, true
 		}
@@ -78,15 +155,19 @@ func (f Fields) Value(key string) string {
 	return v
 }
 
-// Set sets key to value, replacing an existing entry or appending a new one.
+// Set sets key to value: every existing entry for key takes the value (so a repeated key
+// keeps its positions), or a new entry is appended.
 func (f *Fields) Set(key, value string) {
+	found := false
 	for i := range *f {
 		if (*f)[i].Key == key {
 			(*f)[i].Value = value
-			return
+			found = true
 		}
 	}
-	*f = append(*f, Field{Key: key, Value: value})
+	if !found {
+		*f = append(*f, Field{Key: key, Value: value})
+	}
 }
 
 // Delete removes key.

@@ -1,0 +1,402 @@
+package remoting
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Client sends requests to RocketMQ name servers and brokers and serves the requests they
+// send back. It dials lazily and keeps one connection per address; concurrent first calls
+// to an address share one dial. Opaques come from a counter of this Client.
+//
+// Goroutines, all owned by the Client and ended by Close: per connection a read loop and
+// a write loop; one per dial in progress; one per inbound request handled; and the
+// timers of asynchronous calls while their callbacks run.
+//
+// Invoke, InvokeAsync and InvokeOneway set req.Opaque, req.Flag and req.Serialize and
+// run the RPC hooks on req, so a request must not be shared between concurrent calls.
+// The request's body is copied into the frame before the call returns.
+type Client struct {
+	cfg    clientConfig
+	opaque atomic.Int32
+	pool   framePool
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	closed bool
+	conns  map[string]*clientConn
+	wg     sync.WaitGroup
+}
+
+// clientConn is one address's connection, or the dial that will make it.
+type clientConn struct {
+	ready   chan struct{} // closed when the dial ended; c or err is set
+	c       *conn
+	err     error                // a *ConnError
+	waiters []func(*conn, error) // async sends waiting for the dial, run by the dial goroutine
+}
+
+// NewClient returns a Client configured by opts; an invalid option fails with an error
+// naming it.
+func NewClient(opts ...ClientOption) (*Client, error) {
+	cfg := defaultClientConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Client{cfg: cfg, ctx: ctx, cancel: cancel, conns: make(map[string]*clientConn)}, nil
+}
+
+// Invoke sends req to addr and waits for the response, dialing first if needed. When ctx
+// ends first it returns a *CallError wrapping ctx.Err() and forgets the call; a response
+// arriving later is dropped. Other errors are *CallError values naming the address, code
+// and opaque, wrapping a *ConnError when the connection failed or could not be made, or
+// ErrClosed.
+func (cl *Client) Invoke(ctx context.Context, addr string, req *Command) (*Command, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &CallError{Addr: addr, Code: req.Code, Err: err}
+	}
+	frame, err := cl.prepare(addr, req, 0)
+	if err != nil {
+		return nil, err
+	}
+	call := newCall(addr, req, cl.cfg.rpcHooks)
+	c, err := cl.getConn(ctx, addr)
+	if err != nil {
+		cl.pool.put(frame)
+		return nil, call.wrap(err)
+	}
+	call.ch = make(chan callResult, 1)
+	if err := c.send(frame, call); err != nil {
+		cl.pool.put(frame)
+		return nil, call.wrap(err)
+	}
+	select {
+	case r := <-call.ch:
+		return r.resp, r.err
+	case <-ctx.Done():
+		if call.done.CompareAndSwap(false, true) {
+			c.forget(call)
+			return nil, call.wrap(ctx.Err())
+		}
+		r := <-call.ch // completed concurrently: its result is on its way
+		return r.resp, r.err
+	}
+}
+
+// InvokeAsync sends req to addr and returns without waiting on the network: when there
+// is no connection yet, a goroutine of the Client dials and sends afterwards. If it
+// returns an error (the Client is closed, req cannot be encoded, the connection's queue is
+// full), callback is never called. Otherwise callback is called exactly once: with the
+// response, with a *CallError wrapping a timeout (errors.Is ErrTimeout and
+// context.DeadlineExceeded) when none arrived within timeout of this call, or with a
+// *CallError wrapping the connection's or dial's *ConnError.
+//
+// The callback runs on the connection's read loop, a timer goroutine, the dial goroutine,
+// or the goroutine closing the connection; never on the caller's. It must be quick, must
+// not block and must not call Close.
+func (cl *Client) InvokeAsync(addr string, req *Command, timeout time.Duration, callback func(resp *Command, err error)) error {
+	if callback == nil {
+		return &CallError{Addr: addr, Code: req.Code, Err: errors.New("nil callback")}
+	}
+	if timeout <= 0 {
+		return &CallError{Addr: addr, Code: req.Code, Err: fmt.Errorf("timeout %v must be positive", timeout)}
+	}
+	frame, err := cl.prepare(addr, req, 0)
+	if err != nil {
+		return err
+	}
+	call := newCall(addr, req, cl.cfg.rpcHooks)
+	call.cb = callback
+
+	cl.mu.Lock()
+	if cl.closed {
+		cl.mu.Unlock()
+		cl.pool.put(frame)
+		return call.wrap(ErrClosed)
+	}
+	e := cl.entry(addr)
+	if c := e.c; c != nil {
+		cl.mu.Unlock()
+		if err := c.send(frame, call); err != nil {
+			cl.pool.put(frame)
+			return call.wrap(err)
+		}
+		cl.startTimer(call, timeout)
+		return nil
+	}
+	cl.startTimer(call, timeout) // the dial counts against the timeout
+	e.waiters = append(e.waiters, func(c *conn, err error) {
+		switch {
+		case call.done.Load(): // timed out while dialing
+			cl.pool.put(frame)
+		case err != nil:
+			cl.pool.put(frame)
+			call.complete(nil, err)
+		default:
+			if err := c.send(frame, call); err != nil {
+				cl.pool.put(frame)
+				call.complete(nil, err)
+			}
+		}
+	})
+	cl.mu.Unlock()
+	return nil
+}
+
+// InvokeOneway sends req to addr with the oneway flag and returns once it is queued for
+// writing; no response is expected. It waits for a dial, bounded by ctx.
+func (cl *Client) InvokeOneway(ctx context.Context, addr string, req *Command) error {
+	if err := ctx.Err(); err != nil {
+		return &CallError{Addr: addr, Code: req.Code, Err: err}
+	}
+	frame, err := cl.prepare(addr, req, FlagOneway)
+	if err != nil {
+		return err
+	}
+	c, err := cl.getConn(ctx, addr)
+	if err == nil {
+		err = c.send(frame, nil)
+	}
+	if err != nil {
+		cl.pool.put(frame)
+		return &CallError{Addr: addr, Code: req.Code, Opaque: req.Opaque, Err: err}
+	}
+	return nil
+}
+
+// CloseConn closes the connection to addr, if there is one, failing its pending calls
+// with a *ConnError wrapping ErrClosed. The next call to addr dials again.
+func (cl *Client) CloseConn(addr string) {
+	cl.mu.Lock()
+	var c *conn
+	if e := cl.conns[addr]; e != nil {
+		c = e.c
+	}
+	cl.mu.Unlock()
+	if c != nil {
+		c.close(ErrClosed)
+	}
+}
+
+// Close closes every connection, fails every pending call with an error wrapping
+// ErrClosed, cancels the contexts of running handlers, and waits for every goroutine the
+// Client started. Later calls fail with ErrClosed. It must not be called from a
+// callback, hook or handler. Calling it again returns nil at once.
+func (cl *Client) Close() error {
+	cl.mu.Lock()
+	if cl.closed {
+		cl.mu.Unlock()
+		return nil
+	}
+	cl.closed = true
+	var conns []*conn
+	for _, e := range cl.conns {
+		if e.c != nil {
+			conns = append(conns, e.c)
+		}
+	}
+	cl.mu.Unlock()
+	cl.cancel() // ends dials in progress; they fail their waiters with ErrClosed
+	for _, c := range conns {
+		c.close(ErrClosed)
+	}
+	cl.wg.Wait()
+	return nil
+}
+
+// prepare stamps req (opaque, flag, serialization), runs the BeforeRequest hooks and
+// encodes it.
+func (cl *Client) prepare(addr string, req *Command, flag int32) ([]byte, error) {
+	req.Opaque = cl.opaque.Add(1)
+	req.Flag = req.Flag&^(FlagResponse|FlagOneway) | flag
+	req.Serialize = cl.cfg.serialize
+	for _, h := range cl.cfg.rpcHooks {
+		h.BeforeRequest(addr, req)
+	}
+	frame, err := appendFrame(cl.pool.get(), req)
+	if err != nil {
+		cl.pool.put(frame)
+		return nil, &CallError{Addr: addr, Code: req.Code, Opaque: req.Opaque, Err: err}
+	}
+	return frame, nil
+}
+
+// entry returns addr's entry, starting a dial if there is none or its connection closed.
+// cl.mu is held and the Client is open.
+func (cl *Client) entry(addr string) *clientConn {
+	e := cl.conns[addr]
+	if e != nil && (e.c == nil || !e.c.isClosed.Load()) {
+		return e
+	}
+	e = &clientConn{ready: make(chan struct{})}
+	cl.conns[addr] = e
+	cl.wg.Add(1)
+	go cl.dial(addr, e)
+	return e
+}
+
+// getConn returns addr's connection, waiting for a dial bounded by ctx.
+func (cl *Client) getConn(ctx context.Context, addr string) (*conn, error) {
+	cl.mu.Lock()
+	if cl.closed {
+		cl.mu.Unlock()
+		return nil, ErrClosed
+	}
+	e := cl.entry(addr)
+	if c := e.c; c != nil {
+		cl.mu.Unlock()
+		return c, nil
+	}
+	cl.mu.Unlock()
+	select {
+	case <-e.ready:
+		if e.err != nil {
+			return nil, e.err
+		}
+		return e.c, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// dial makes addr's connection for e, then runs the async sends that waited for it.
+func (cl *Client) dial(addr string, e *clientConn) {
+	defer cl.wg.Done()
+	nc, err := cl.dialConn(addr)
+	cl.mu.Lock()
+	if cl.closed {
+		if nc != nil {
+			_ = nc.Close() // never used
+		}
+		err = ErrClosed
+	}
+	if err != nil {
+		e.err = &ConnError{Addr: addr, Err: err}
+		if cl.conns[addr] == e {
+			delete(cl.conns, addr)
+		}
+	} else {
+		e.c = newConn(cl.ctx, nc, addr, connSettings{maxFrame: cl.cfg.maxFrameSize, writeTimeout: cl.cfg.writeTimeout}, cl, &cl.pool)
+		e.c.start(&cl.wg)
+	}
+	waiters := e.waiters
+	e.waiters = nil
+	close(e.ready)
+	cl.mu.Unlock()
+	for _, w := range waiters {
+		w(e.c, e.err)
+	}
+}
+
+// dialConn dials addr and, with TLS on, completes the handshake, all within the dial
+// timeout.
+func (cl *Client) dialConn(addr string) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(cl.ctx, cl.cfg.dialTimeout)
+	defer cancel()
+	nc, err := cl.cfg.dial(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if cl.cfg.tls == nil {
+		return nc, nil
+	}
+	cfg := cl.cfg.tls
+	if cfg.ServerName == "" {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			host = addr
+		}
+		cfg = cfg.Clone()
+		cfg.ServerName = host
+	}
+	tc := tls.Client(nc, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		_ = nc.Close() // the handshake error is the one to report
+		return nil, fmt.Errorf("TLS handshake: %w", err)
+	}
+	return tc, nil
+}
+
+// startTimer arms an async call's timeout.
+func (cl *Client) startTimer(call *call, timeout time.Duration) {
+	t := time.AfterFunc(timeout, func() {
+		if !cl.enter() {
+			return // Close has failed the call already
+		}
+		defer cl.wg.Done()
+		if call.done.CompareAndSwap(false, true) {
+			if c := call.conn.Load(); c != nil {
+				c.forget(call)
+			}
+			call.finish(nil, &timeoutError{after: timeout})
+		}
+	})
+	call.timer.Store(t)
+	if call.done.Load() {
+		t.Stop()
+	}
+}
+
+// enter counts a goroutine in the Client's WaitGroup unless the Client is closed.
+func (cl *Client) enter() bool {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.closed {
+		return false
+	}
+	cl.wg.Add(1)
+	return true
+}
+
+// handleRequest runs the handler for a request from the peer in its own goroutine, or
+// answers REQUEST_CODE_NOT_SUPPORTED.
+func (cl *Client) handleRequest(c *conn, req *Command) {
+	h := cl.cfg.handlers[req.Code]
+	if h == nil {
+		if !req.IsOneway() {
+			c.respond(req, NewResponse(req, codeRequestCodeNotSupported, fmt.Sprintf("request type %d not supported", req.Code)))
+		}
+		return
+	}
+	if !cl.enter() {
+		return
+	}
+	go func() {
+		defer cl.wg.Done()
+		resp := h(c.ctx, c.addr, req)
+		if resp != nil && !req.IsOneway() {
+			c.respond(req, resp)
+		}
+	}()
+}
+
+func (cl *Client) badFrame(c *conn, err *FrameError) {
+	if f := cl.cfg.connHooks.OnBadFrame; f != nil {
+		f(c.addr, err)
+	}
+}
+
+func (cl *Client) connClosing(c *conn) {
+	cl.mu.Lock()
+	if e := cl.conns[c.addr]; e != nil && e.c == c {
+		delete(cl.conns, c.addr)
+	}
+	cl.mu.Unlock()
+}
+
+func (cl *Client) connClosed(c *conn, err error) {
+	if f := cl.cfg.connHooks.OnConnClosed; f != nil {
+		f(c.addr, err)
+	}
+}

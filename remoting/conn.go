@@ -1,0 +1,286 @@
+package remoting
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// connOwner is what a conn tells its owner (a Client, or a ServerConn).
+type connOwner interface {
+	// handleRequest is called on the read loop for each request from the peer.
+	handleRequest(c *conn, req *Command)
+	// badFrame is called on the read loop for a frame that breaks the protocol, just
+	// before the conn closes.
+	badFrame(c *conn, err *FrameError)
+	// connClosing is called once when the conn closed, before its pending calls fail:
+	// the owner forgets the conn so that retries do not find it.
+	connClosing(c *conn)
+	// connClosed is called once after the pending calls failed.
+	connClosed(c *conn, err error)
+}
+
+// connSettings are a conn's limits.
+type connSettings struct {
+	maxFrame     int
+	writeTimeout time.Duration
+}
+
+// maxQueuedBytes bounds the frames waiting for a slow socket: beyond it, sends fail
+// instead of growing memory. A single frame is always accepted into an empty queue.
+func (s connSettings) maxQueuedBytes() int {
+	return max(4*s.maxFrame, 4<<20)
+}
+
+// conn is one connection: a read loop that decodes frames and matches responses to
+// pending calls by opaque, a write loop that drains a queue of encoded frames with one
+// writev per batch, and the table of calls this side sent and still waits for.
+//
+// Lock order: an owner's mutex may be held while taking conn.mu, never the reverse; the
+// owner callbacks are called with conn.mu released.
+type conn struct {
+	nc       net.Conn
+	addr     string
+	settings connSettings
+	owner    connOwner
+	pool     *framePool
+	ctx      context.Context // cancelled when the conn closes
+	cancel   context.CancelFunc
+	isClosed atomic.Bool
+
+	mu      sync.Mutex
+	closed  bool
+	err     error           // why it closed
+	pending map[int32]*call // calls this side sent, by opaque
+	wq      [][]byte        // frames waiting for the write loop
+	wqBytes int
+	wake    chan struct{} // buffered, 1: frames were queued
+	done    chan struct{} // closed when the conn closes
+}
+
+func newConn(parent context.Context, nc net.Conn, addr string, settings connSettings, owner connOwner, pool *framePool) *conn {
+	ctx, cancel := context.WithCancel(parent)
+	return &conn{
+		nc:       nc,
+		addr:     addr,
+		settings: settings,
+		owner:    owner,
+		pool:     pool,
+		ctx:      ctx,
+		cancel:   cancel,
+		pending:  make(map[int32]*call),
+		wake:     make(chan struct{}, 1),
+		done:     make(chan struct{}),
+	}
+}
+
+// start starts the read and write loops, counted in wg. The owner calls it while holding
+// its own lock after checking it is not closed, so wg.Add never races with wg.Wait.
+func (c *conn) start(wg *sync.WaitGroup) {
+	wg.Add(2)
+	go c.readLoop(wg)
+	go c.writeLoop(wg)
+}
+
+// send queues an encoded frame. With a call, the call is registered under its opaque
+// first, so the response cannot arrive before it. It never blocks on the socket.
+func (c *conn) send(frame []byte, cl *call) error {
+	if len(frame) > c.settings.maxFrame {
+		return fmt.Errorf("frame of %d bytes exceeds the maximum frame size %d", len(frame), c.settings.maxFrame)
+	}
+	c.mu.Lock()
+	if c.closed {
+		err := &ConnError{Addr: c.addr, Err: c.err}
+		c.mu.Unlock()
+		return err
+	}
+	if c.wqBytes > 0 && c.wqBytes+len(frame) > c.settings.maxQueuedBytes() {
+		n := c.wqBytes
+		c.mu.Unlock()
+		return fmt.Errorf("write queue to %s full: %d bytes wait for a slow connection", c.addr, n)
+	}
+	if cl != nil {
+		if _, dup := c.pending[cl.opaque]; dup {
+			c.mu.Unlock()
+			return fmt.Errorf("opaque %d is already pending on the connection to %s", cl.opaque, c.addr)
+		}
+		cl.conn.Store(c)
+		c.pending[cl.opaque] = cl
+	}
+	c.wq = append(c.wq, frame)
+	c.wqBytes += len(frame)
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+	if cl != nil && cl.done.Load() {
+		// Timed out while being registered: drop the entry the timer could not see.
+		c.forget(cl)
+	}
+	return nil
+}
+
+// forget removes cl from the pending table, if it is still there.
+func (c *conn) forget(cl *call) {
+	c.mu.Lock()
+	if c.pending[cl.opaque] == cl {
+		delete(c.pending, cl.opaque)
+	}
+	c.mu.Unlock()
+}
+
+// respond sends resp as the answer to req: req's opaque and serialization, the response
+// flag. A response that cannot be encoded or is too large is replaced by SYSTEM_ERROR
+// with a remark saying why, so the peer is not left waiting. A send failure (the
+// connection closed or is overloaded) is dropped: there is no one left to tell.
+func (c *conn) respond(req, resp *Command) {
+	resp.Opaque = req.Opaque
+	resp.Flag = (resp.Flag | FlagResponse) &^ FlagOneway
+	resp.Serialize = req.Serialize
+	buf := c.pool.get()
+	frame, err := appendFrame(buf, resp)
+	if err == nil && len(frame) > c.settings.maxFrame {
+		err = fmt.Errorf("response of %d bytes exceeds the maximum frame size %d", len(frame), c.settings.maxFrame)
+	}
+	if err != nil {
+		fallback := NewResponse(req, codeSystemError, "remoting: cannot send response code "+fmt.Sprint(resp.Code)+": "+errString(err))
+		if frame, err = appendFrame(frame[:0], fallback); err != nil {
+			c.pool.put(frame)
+			return
+		}
+	}
+	if err := c.send(frame, nil); err != nil {
+		c.pool.put(frame)
+	}
+}
+
+// close closes the conn once: it stops both loops, closes the socket, tells the owner,
+// fails every pending call with a *ConnError naming the address and cause, and tells the
+// owner again. It runs on whichever goroutine saw the failure first.
+func (c *conn) close(cause error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	c.isClosed.Store(true)
+	c.err = cause
+	pending := c.pending
+	c.pending = nil
+	c.wq = nil
+	c.wqBytes = 0
+	close(c.done)
+	c.mu.Unlock()
+
+	c.cancel()
+	_ = c.nc.Close() // the cause is what matters; a second close error adds nothing
+	c.owner.connClosing(c)
+	if len(pending) > 0 {
+		ce := &ConnError{Addr: c.addr, Err: cause}
+		for _, cl := range pending {
+			cl.complete(nil, ce)
+		}
+	}
+	c.owner.connClosed(c, cause)
+}
+
+// closeErr returns why the conn closed, or nil while it is open.
+func (c *conn) closeErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+func (c *conn) readLoop(wg *sync.WaitGroup) {
+	defer wg.Done()
+	fr := NewFrameReader(c.nc, c.settings.maxFrame)
+	for {
+		cmd, err := fr.Read()
+		if err != nil {
+			var fe *FrameError
+			switch {
+			case errors.As(err, &fe):
+				fe.Addr = c.addr
+				if !c.isClosed.Load() {
+					c.owner.badFrame(c, fe)
+				}
+			case errors.Is(err, io.EOF):
+				err = fmt.Errorf("closed by peer: %w", err)
+			}
+			c.close(err)
+			return
+		}
+		if cmd.IsResponse() {
+			c.mu.Lock()
+			cl := c.pending[cmd.Opaque]
+			if cl != nil {
+				delete(c.pending, cmd.Opaque)
+			}
+			c.mu.Unlock()
+			if cl != nil {
+				cl.complete(cmd, nil)
+			}
+			// A response nobody waits for (its call timed out) is dropped.
+			continue
+		}
+		c.owner.handleRequest(c, cmd)
+	}
+}
+
+func (c *conn) writeLoop(wg *sync.WaitGroup) {
+	defer wg.Done()
+	var batch, iov [][]byte
+	var joined []byte
+	_, writev := c.nc.(interface{ SetNoDelay(bool) error }) // *net.TCPConn: net.Buffers uses writev
+	for {
+		select {
+		case <-c.wake:
+		case <-c.done:
+			return
+		}
+		c.mu.Lock()
+		batch, c.wq = c.wq, batch[:0]
+		c.wqBytes = 0
+		c.mu.Unlock()
+		if len(batch) == 0 {
+			continue
+		}
+		if err := c.nc.SetWriteDeadline(time.Now().Add(c.settings.writeTimeout)); err != nil {
+			c.close(fmt.Errorf("set write deadline: %w", err))
+			return
+		}
+		var err error
+		if writev || len(batch) == 1 {
+			iov = append(iov[:0], batch...) // WriteTo consumes its slice; keep batch intact
+			bufs := net.Buffers(iov)
+			_, err = bufs.WriteTo(c.nc)
+			clear(iov)
+		} else {
+			// TLS and other wrapped connections write each buffer separately: join them
+			// so one batch is one write (and one TLS record where it fits).
+			joined = joined[:0]
+			for _, b := range batch {
+				joined = append(joined, b...)
+			}
+			_, err = c.nc.Write(joined)
+			if cap(joined) > framePoolMaxCap {
+				joined = nil
+			}
+		}
+		for i, b := range batch {
+			c.pool.put(b)
+			batch[i] = nil
+		}
+		if err != nil {
+			c.close(err)
+			return
+		}
+	}
+}
