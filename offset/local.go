@@ -103,7 +103,9 @@ func (s *LocalStore) Update(q message.Queue, offset int64, increaseOnly bool) {
 }
 
 // UpdateAndFreeze sets and freezes the in-memory offset of q; see Store.
-func (s *LocalStore) UpdateAndFreeze(q message.Queue, offset int64) { s.table.updateAndFreeze(q, offset) }
+func (s *LocalStore) UpdateAndFreeze(q message.Queue, offset int64) {
+	s.table.updateAndFreeze(q, offset)
+}
 
 // Read returns the offset of q; see Store. Reading from the store reads the file.
 func (s *LocalStore) Read(_ context.Context, q message.Queue, how ReadType) (int64, error) {

@@ -42,7 +42,9 @@ func (s *RemoteStore) Update(q message.Queue, offset int64, increaseOnly bool) {
 }
 
 // UpdateAndFreeze sets and freezes the in-memory offset of q; see Store.
-func (s *RemoteStore) UpdateAndFreeze(q message.Queue, offset int64) { s.table.updateAndFreeze(q, offset) }
+func (s *RemoteStore) UpdateAndFreeze(q message.Queue, offset int64) {
+	s.table.updateAndFreeze(q, offset)
+}
 
 // Read returns the offset of q; see Store. Reading from the store asks the broker.
 func (s *RemoteStore) Read(ctx context.Context, q message.Queue, how ReadType) (int64, error) {
