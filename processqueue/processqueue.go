@@ -82,6 +82,12 @@ type ProcessQueue struct {
 	lastConsume    atomic.Int64 // unix nanoseconds
 	lastLock       atomic.Int64 // unix nanoseconds
 
+	// inflight counts the concurrent consume calls running on this queue (see
+	// inflight.go); idle is closed when it drops to zero.
+	inflightMu sync.Mutex
+	inflight   int
+	idle       chan struct{}
+
 	// consumeLock is a one-slot semaphore: a channel, so that waiting for it can be
 	// bounded by a context (see LockConsume).
 	consumeLock chan struct{}

@@ -1,0 +1,235 @@
+package consumer
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/rmqpush/rmqpush/internal/logging"
+	"github.com/rmqpush/rmqpush/internal/protocol"
+	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/processqueue"
+	"github.com/rmqpush/rmqpush/pull"
+)
+
+// Java's constants for concurrent consumption.
+const (
+	// reconsumeLaterDelay is how long a batch whose send-back failed waits before it is
+	// consumed again locally.
+	reconsumeLaterDelay = 5 * time.Second
+	// timeoutDelayLevel is the delay level of a message sent back because its listener
+	// call took longer than the consume timeout.
+	timeoutDelayLevel = 3
+	// defaultMaxReconsumeConcurrently is MaxReconsumeTimes -1 for concurrent consumers.
+	defaultMaxReconsumeConcurrently = 16
+)
+
+// concurrentService is the concurrent consume service: a fixed pool of workers fed by a
+// taskQueue. It applies Java's result rules (ackIndex, send-back, its fallback, local
+// re-consumption, increase-only offset updates) and the consume timeout.
+type concurrentService struct {
+	c        *PushConsumer
+	listener ConcurrentlyListener
+	queue    *taskQueue
+	workers  sync.WaitGroup
+}
+
+func newConcurrentService(c *PushConsumer, l ConcurrentlyListener) *concurrentService {
+	return &concurrentService{c: c, listener: l, queue: newTaskQueue()}
+}
+
+func (s *concurrentService) start() {
+	for range s.c.cfg.consumeGoroutines {
+		s.workers.Add(1)
+		go s.work()
+	}
+}
+
+// stop drops the queued batches and waits, within ctx, for the listener calls in flight.
+func (s *concurrentService) stop(ctx context.Context) error {
+	s.queue.close()
+	done := make(chan struct{})
+	go func() { s.workers.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("consumer: listener calls still running at shutdown: %w", ctx.Err())
+	}
+}
+
+// Dispatch queues a pull's messages in batches; see pull.Dispatcher.
+func (s *concurrentService) Dispatch(r *pull.Request, msgs []*message.Ext, _ bool) {
+	if len(msgs) > 0 {
+		s.queue.pushBatches(r, msgs, s.c.cfg.consumeBatchMaxSize)
+	}
+}
+
+func (s *concurrentService) work() {
+	defer s.workers.Done()
+	for {
+		t, ok := s.queue.pop()
+		if !ok {
+			return
+		}
+		s.consume(t)
+	}
+}
+
+// consume makes one listener call and applies its result.
+func (s *concurrentService) consume(t task) {
+	pq := t.req.PQ
+	pq.BeginConsume() // before the dropped check: see rebalance's BeforeRemove
+	defer pq.EndConsume()
+	if pq.Dropped() {
+		return // the queue was taken away; its new owner consumes these
+	}
+	q := t.req.Queue
+	cc := ConcurrentlyContext{Queue: q, AckIndex: defaultAckIndex}
+	begin := time.Now()
+	pq.MarkConsumeStart(t.msgs, begin)
+	for _, h := range s.c.cfg.hooks {
+		h.BeforeConsume(s.c.group, q, t.msgs)
+	}
+	status := s.call(t.msgs, &cc)
+	took := time.Since(begin)
+	for _, h := range s.c.cfg.hooks {
+		h.AfterConsume(s.c.group, q, t.msgs, status.String(), status == ConsumeSuccess, took)
+	}
+	s.c.stats.consumed(q.Topic, took, status == ConsumeSuccess, len(t.msgs), cc.AckIndex)
+	s.apply(t, status, &cc)
+}
+
+// call runs the listener; a panic counts as ReconsumeLater and is logged with its stack.
+func (s *concurrentService) call(msgs []*message.Ext, cc *ConcurrentlyContext) (status ConcurrentlyStatus) {
+	defer func() {
+		if p := recover(); p != nil {
+			status = ReconsumeLater
+			s.c.logPanic(cc.Queue, msgs, p, debug.Stack())
+		}
+	}()
+	status = s.listener.ConsumeConcurrently(s.c.listenerCtx, msgs, cc)
+	if status != ConsumeSuccess && status != ReconsumeLater {
+		s.c.logf(logging.LevelWarn, "listener returned an unknown status; treating it as ReconsumeLater", cc.Queue, fmt.Errorf("status %d", status))
+		status = ReconsumeLater
+	}
+	return status
+}
+
+// apply is Java's processConsumeResult: the messages after ackIndex are sent back (in
+// clustering) or dropped with a log line (broadcasting); those whose send-back failed
+// stay cached and are consumed again after 5 s; the rest leave the ProcessQueue and the
+// queue's offset moves to the smallest offset still cached.
+func (s *concurrentService) apply(t task, status ConcurrentlyStatus, cc *ConcurrentlyContext) {
+	msgs := t.msgs
+	ack := cc.AckIndex
+	if status == ReconsumeLater {
+		ack = -1
+	}
+	ack = max(min(ack, len(msgs)-1), -1)
+
+	done := msgs
+	if ack < len(msgs)-1 {
+		failed := msgs[ack+1:]
+		if s.c.cfg.model == Broadcasting {
+			for _, m := range failed {
+				s.c.logMsg(logging.LevelWarn, "broadcasting: message consume failed; dropping it", t.req.Queue, m, nil)
+			}
+		} else {
+			var keep []*message.Ext
+			for _, m := range failed {
+				if !t.req.PQ.Contains(m) {
+					continue // the consume timeout already sent it back
+				}
+				if !s.c.sendBack(m, int32(cc.DelayLevelWhenNextConsume)) {
+					keep = append(keep, m)
+				}
+			}
+			if len(keep) > 0 {
+				done = make([]*message.Ext, 0, len(msgs)-len(keep))
+				for _, m := range msgs {
+					if !containsMsg(keep, m) {
+						done = append(done, m)
+					}
+				}
+				s.reconsumeLater(t.req, keep)
+			}
+		}
+	}
+	if off := t.req.PQ.Remove(done); off >= 0 {
+		s.c.offsets.Update(t.req.Queue, off, true)
+	}
+}
+
+// reconsumeLater consumes msgs again locally after reconsumeLaterDelay, each with one
+// more reconsume time, as Java does when a send-back and its fallback both failed. The
+// messages stay cached meanwhile, so the offset cannot pass them.
+func (s *concurrentService) reconsumeLater(r *pull.Request, msgs []*message.Ext) {
+	for _, m := range msgs {
+		m.ReconsumeTimes++
+	}
+	s.c.sched.after(reconsumeLaterDelay, func() {
+		if !r.PQ.Dropped() {
+			s.queue.pushBatches(r, msgs, s.c.cfg.consumeBatchMaxSize)
+		}
+	})
+}
+
+func containsMsg(list []*message.Ext, m *message.Ext) bool {
+	for _, x := range list {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
+// expire sends back the messages of pq whose listener call has run longer than the
+// consume timeout, and removes them so the offset can move on (Java's cleanExpiredMsg,
+// checked every second here instead of every 15 minutes).
+func (s *concurrentService) expire(q message.Queue, pq *processqueue.ProcessQueue, now time.Time) {
+	if s.c.cfg.model == Broadcasting {
+		return
+	}
+	for _, m := range pq.Expired(now, s.c.cfg.consumeTimeout, 16) {
+		s.c.logMsg(logging.LevelWarn, "listener call past the consume timeout; sending the message back", q, m, nil)
+		if !s.c.sendBack(m, timeoutDelayLevel) {
+			continue // stays cached; tried again at the next check
+		}
+		if off := pq.Remove([]*message.Ext{m}); off >= 0 {
+			s.c.offsets.Update(q, off, true)
+		}
+	}
+}
+
+// consumeDirectly runs the listener on one message for an admin tool (Java's
+// consumeMessageDirectly): no retry, no offset change.
+func (s *concurrentService) consumeDirectly(msg *message.Ext, brokerName string) *protocol.ConsumeMessageDirectlyResult {
+	q := message.Queue{Topic: msg.Topic, BrokerName: brokerName, QueueID: msg.QueueID}
+	cc := ConcurrentlyContext{Queue: q, AckIndex: defaultAckIndex}
+	begin := time.Now()
+	result := &protocol.ConsumeMessageDirectlyResult{AutoCommit: true}
+	panicked := false
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				panicked = true
+				result.Remark = fmt.Sprint(p)
+				s.c.logPanic(q, []*message.Ext{msg}, p, debug.Stack())
+			}
+		}()
+		switch s.listener.ConsumeConcurrently(s.c.listenerCtx, []*message.Ext{msg}, &cc) {
+		case ConsumeSuccess:
+			result.ConsumeResult = protocol.CRSuccess
+		default:
+			result.ConsumeResult = protocol.CRLater
+		}
+	}()
+	if panicked {
+		result.ConsumeResult = protocol.CRThrowException
+	}
+	result.SpentTimeMills = time.Since(begin).Milliseconds()
+	return result
+}

@@ -1,0 +1,271 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rmqpush/rmqpush/internal/client"
+	"github.com/rmqpush/rmqpush/internal/logging"
+	"github.com/rmqpush/rmqpush/internal/protocol"
+	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/offset"
+	"github.com/rmqpush/rmqpush/processqueue"
+	"github.com/rmqpush/rmqpush/pull"
+	"github.com/rmqpush/rmqpush/rebalance"
+)
+
+// Consumer states.
+const (
+	stateNew int32 = iota
+	stateStarting
+	stateRunning
+	stateShutdown
+)
+
+// consumeService is what both consume services (concurrent, orderly) offer.
+type consumeService interface {
+	pull.Dispatcher
+	start()
+	stop(ctx context.Context) error
+	expire(q message.Queue, pq *processqueue.ProcessQueue, now time.Time)
+	consumeDirectly(msg *message.Ext, brokerName string) *protocol.ConsumeMessageDirectlyResult
+}
+
+// PushConsumer consumes the messages of its subscriptions and calls its listener with
+// them; see the package documentation. It is safe for concurrent use.
+type PushConsumer struct {
+	group string
+	cfg   cfg
+	log   logging.Logger
+
+	mu        sync.Mutex // guards state changes, subscriptions before Start, listener
+	state     atomic.Int32
+	subs      atomic.Pointer[map[string]protocol.SubscriptionData]
+	listener  any // ConcurrentlyListener or OrderlyListener
+	startTime time.Time
+
+	// Set by Start.
+	clientID   string
+	inst       *client.Instance
+	offsets    offset.Store
+	puller     *pull.Service
+	rebalancer *rebalance.Rebalancer
+	service    consumeService
+	sched      *scheduler
+	stats      *stats
+
+	paused      atomic.Bool
+	assigned    atomic.Pointer[map[string]int] // assigned queues per topic
+	listenerCtx context.Context                // given to listeners; cancelled when Shutdown gives up
+	cancelCalls context.CancelFunc
+}
+
+// NewPushConsumer returns a consumer of group with opts applied. Every option is checked
+// here; the error names the option at fault.
+func NewPushConsumer(group string, opts ...Option) (*PushConsumer, error) {
+	if err := checkGroup(group); err != nil {
+		return nil, err
+	}
+	c := defaultCfg()
+	for _, o := range opts {
+		o(&c)
+	}
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	pc := &PushConsumer{group: group, cfg: c, log: c.logger, stats: newStats()}
+	empty := map[string]protocol.SubscriptionData{}
+	pc.subs.Store(&empty)
+	return pc, nil
+}
+
+// checkGroup applies Java's group name rules.
+func checkGroup(group string) error {
+	if group == "" {
+		return errors.New("consumer: the consumer group is empty")
+	}
+	if len(group) > 255 {
+		return fmt.Errorf("consumer: the consumer group is longer than 255 characters")
+	}
+	for _, r := range group {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '%' || r == '|') {
+			return fmt.Errorf("consumer: the consumer group %q has a character outside [%%|a-zA-Z0-9_-]", group)
+		}
+	}
+	if group == "DEFAULT_CONSUMER" {
+		return errors.New("consumer: the consumer group DEFAULT_CONSUMER is reserved; choose another name")
+	}
+	return nil
+}
+
+// Group returns the consumer group.
+func (c *PushConsumer) Group() string { return c.group }
+
+// Subscribe subscribes to topic's messages that sel selects. Call it before Start; a
+// second call for the same topic replaces the first. SQL92 selectors are refused:
+// rmqpush does not support them yet.
+func (c *PushConsumer) Subscribe(topic string, sel Selector) error {
+	if err := checkTopic(topic); err != nil {
+		return err
+	}
+	if sel.kind == protocol.ExpressionTypeSQL92 {
+		return fmt.Errorf("consumer: Subscribe(%q, %s): SQL92 selectors: %w", topic, sel, ErrNotSupported)
+	}
+	if sel.kind == "" {
+		sel = All()
+	}
+	sd, err := protocol.BuildSubscription(topic, sel.expr)
+	if err != nil {
+		return fmt.Errorf("consumer: Subscribe(%q, %q): %w", topic, sel.expr, err)
+	}
+	sd.SubVersion = time.Now().UnixMilli()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state.Load() != stateNew {
+		return fmt.Errorf("consumer: Subscribe(%q): %w", topic, ErrStarted)
+	}
+	next := maps.Clone(*c.subs.Load())
+	next[topic] = sd
+	c.subs.Store(&next)
+	return nil
+}
+
+func checkTopic(topic string) error {
+	if topic == "" {
+		return errors.New("consumer: the topic is empty")
+	}
+	if len(topic) > 127 && !strings.HasPrefix(topic, "%") {
+		return fmt.Errorf("consumer: the topic %q is longer than 127 characters", topic)
+	}
+	return nil
+}
+
+// RegisterListener sets the listener: a ConcurrentlyListener (ConcurrentlyFunc) for
+// concurrent consumption or an OrderlyListener (OrderlyFunc) for orderly consumption.
+// Call it once, before Start.
+func (c *PushConsumer) RegisterListener(l any) error {
+	switch l.(type) {
+	case ConcurrentlyListener, OrderlyListener:
+	case nil:
+		return errors.New("consumer: RegisterListener: the listener is nil")
+	default:
+		return fmt.Errorf("consumer: RegisterListener: %T is neither a ConcurrentlyListener nor an OrderlyListener", l)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state.Load() != stateNew {
+		return fmt.Errorf("consumer: RegisterListener: %w", ErrStarted)
+	}
+	if c.listener != nil {
+		return errors.New("consumer: RegisterListener: a listener is already registered")
+	}
+	c.listener = l
+	return nil
+}
+
+// Subscription returns topic's subscription; it satisfies pull.Subscriptions.
+func (c *PushConsumer) subscription(topic string) (protocol.SubscriptionData, bool) {
+	sd, ok := (*c.subs.Load())[topic]
+	return sd, ok
+}
+
+// topics returns the subscribed topics, the retry topic included, sorted.
+func (c *PushConsumer) topics() []string {
+	return slices.Sorted(maps.Keys(*c.subs.Load()))
+}
+
+// Suspend stops pulling: queues wait (retrying every second) until Resume. Listener
+// calls in flight finish normally.
+func (c *PushConsumer) Suspend() { c.paused.Store(true) }
+
+// Resume undoes Suspend and rebalances at once.
+func (c *PushConsumer) Resume() {
+	c.paused.Store(false)
+	if c.rebalancer != nil && c.state.Load() == stateRunning {
+		c.rebalancer.Trigger()
+	}
+}
+
+// Stats returns a snapshot of the consumer's statistics.
+func (c *PushConsumer) Stats() Stats {
+	now := time.Now()
+	out := Stats{Topics: c.stats.snapshot(now), Queues: map[message.Queue]QueueStats{}}
+	if c.rebalancer == nil {
+		return out
+	}
+	committed := c.offsets.Table()
+	for q, pq := range c.rebalancer.ProcessQueues() {
+		qs := QueueStats{CachedMsgs: pq.Count(), CachedBytes: pq.Size(), CommittedOffset: -1, BrokerMaxOffset: pq.BrokerMaxOffset()}
+		if off, ok := committed[q]; ok {
+			qs.CommittedOffset = off
+		}
+		if qs.CommittedOffset >= 0 && qs.BrokerMaxOffset >= 0 {
+			qs.Lag = max(qs.BrokerMaxOffset-qs.CommittedOffset, 0)
+		}
+		out.Queues[q] = qs
+	}
+	return out
+}
+
+// maxReconsumeTimes returns the effective MaxReconsumeTimes.
+func (c *PushConsumer) maxReconsumeTimes() int32 {
+	if c.cfg.maxReconsumeTimes >= 0 {
+		return int32(c.cfg.maxReconsumeTimes)
+	}
+	if _, orderly := c.listener.(OrderlyListener); orderly {
+		return int32(^uint32(0) >> 1) // unlimited, as Java's Integer.MAX_VALUE
+	}
+	return defaultMaxReconsumeConcurrently
+}
+
+// sendBack asks the broker to deliver msg again later (CONSUMER_SEND_MSG_BACK), falling
+// back to sending a copy to the retry topic; it reports whether either worked.
+func (c *PushConsumer) sendBack(msg *message.Ext, delayLevel int32) bool {
+	ctx := context.Background()
+	err := c.inst.SendMessageBack(ctx, c.group, msg, delayLevel, c.maxReconsumeTimes())
+	if err == nil {
+		return true
+	}
+	c.logMsg(logging.LevelWarn, "send-back failed; sending the message to the retry topic instead", msg.Queue(), msg, err)
+	if err := c.inst.SendRetryMessage(ctx, c.group, msg, c.maxReconsumeTimes()); err != nil {
+		c.logMsg(logging.LevelError, "retry-topic fallback failed too; the message will be consumed again here in 5s", msg.Queue(), msg, err)
+		return false
+	}
+	return true
+}
+
+func (c *PushConsumer) logf(level logging.Level, msg string, q message.Queue, err error) {
+	if !logging.Enabled(c.log, level) {
+		return
+	}
+	if err != nil {
+		c.log.Log(level, msg, "group", c.group, "queue", q.String(), "err", err)
+	} else {
+		c.log.Log(level, msg, "group", c.group, "queue", q.String())
+	}
+}
+
+func (c *PushConsumer) logMsg(level logging.Level, msg string, q message.Queue, m *message.Ext, err error) {
+	if !logging.Enabled(c.log, level) {
+		return
+	}
+	kv := []any{"group", c.group, "queue", q.String(), "offset", m.QueueOffset, "msgId", m.MsgID(), "reconsumeTimes", m.ReconsumeTimes}
+	if err != nil {
+		kv = append(kv, "err", err)
+	}
+	c.log.Log(level, msg, kv...)
+}
+
+func (c *PushConsumer) logPanic(q message.Queue, msgs []*message.Ext, p any, stack []byte) {
+	if logging.Enabled(c.log, logging.LevelError) {
+		c.log.Log(logging.LevelError, "listener panicked; the messages will be retried", "group", c.group,
+			"queue", q.String(), "messages", len(msgs), "panic", fmt.Sprint(p), "stack", string(stack))
+	}
+}

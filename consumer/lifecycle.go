@@ -1,0 +1,378 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/rmqpush/rmqpush/internal/client"
+	"github.com/rmqpush/rmqpush/internal/logging"
+	"github.com/rmqpush/rmqpush/internal/protocol"
+	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/offset"
+	"github.com/rmqpush/rmqpush/processqueue"
+	"github.com/rmqpush/rmqpush/pull"
+	"github.com/rmqpush/rmqpush/rebalance"
+)
+
+// Timing of the consumer's own periodic work.
+const (
+	timeoutCheckEvery = time.Second
+	// removeWait bounds how long dropping a queue waits for its listener calls in flight.
+	removeWait = 5 * time.Second
+)
+
+// Start connects, subscribes and starts consuming. It returns once the routes of the
+// subscribed topics are known, the brokers accepted a heartbeat and the first
+// rebalance ran; on error everything it started is stopped again. ctx bounds the calls
+// Start makes.
+func (c *PushConsumer) Start(ctx context.Context) error {
+	c.mu.Lock()
+	switch c.state.Load() {
+	case stateNew:
+	case stateShutdown:
+		c.mu.Unlock()
+		return ErrClosed
+	default:
+		c.mu.Unlock()
+		return ErrStarted
+	}
+	if c.listener == nil {
+		c.mu.Unlock()
+		return errors.New("consumer: Start: no listener registered (RegisterListener)")
+	}
+	if len(*c.subs.Load()) == 0 {
+		c.mu.Unlock()
+		return errors.New("consumer: Start: no subscription (Subscribe)")
+	}
+	c.state.Store(stateStarting)
+	c.mu.Unlock()
+
+	if err := c.start(ctx); err != nil {
+		c.teardown(context.Background())
+		c.state.Store(stateShutdown)
+		return err
+	}
+	c.state.Store(stateRunning)
+	if logging.Enabled(c.log, logging.LevelInfo) {
+		c.log.Log(logging.LevelInfo, "consumer started", "group", c.group, "clientID", c.clientID,
+			"model", c.cfg.model.String(), "queues", len(c.rebalancer.Queues()))
+	}
+	return nil
+}
+
+func (c *PushConsumer) start(ctx context.Context) error {
+	c.startTime = time.Now()
+	c.clientID = c.cfg.clientID(c.startTime)
+	c.listenerCtx, c.cancelCalls = context.WithCancel(context.Background())
+	c.sched = newScheduler()
+
+	if c.cfg.model == Clustering {
+		retry, err := protocol.BuildSubscription(client.RetryTopic(c.group), "*")
+		if err != nil {
+			return err
+		}
+		retry.SubVersion = time.Now().UnixMilli()
+		next := maps.Clone(*c.subs.Load())
+		next[retry.Topic] = retry
+		c.subs.Store(&next)
+	}
+
+	icfg := client.Config{
+		NameServers:       c.cfg.nameServers,
+		ClientID:          c.clientID,
+		RequestTimeout:    c.cfg.apiTimeout,
+		RouteInterval:     c.cfg.routeInterval,
+		HeartbeatInterval: c.cfg.heartbeatInterval,
+		TLS:               c.cfg.tls,
+		Logger:            c.log,
+	}
+	if cr := c.cfg.credentials; cr != nil {
+		icfg.Credentials = &client.Credentials{AccessKey: cr.AccessKey, SecretKey: cr.SecretKey, SecurityToken: cr.SecurityToken}
+	}
+	inst, err := client.New(icfg)
+	if err != nil {
+		return fmt.Errorf("consumer: %w", err)
+	}
+	c.inst = inst
+	if err := inst.Register(c.group, instanceHooks{c}); err != nil {
+		return err
+	}
+
+	if err := c.openOffsets(); err != nil {
+		return err
+	}
+	if err := c.buildServices(); err != nil {
+		return err
+	}
+
+	// Routes of the subscribed topics first: they name the brokers to heartbeat.
+	for _, topic := range c.topics() {
+		if topic == client.RetryTopic(c.group) {
+			continue
+		}
+		if _, err := inst.UpdateTopicRoute(ctx, topic); err != nil {
+			return fmt.Errorf("consumer: Start: %w", err)
+		}
+	}
+	if err := inst.Start(); err != nil {
+		return err
+	}
+	if n, err := inst.SendHeartbeat(ctx); n == 0 {
+		return fmt.Errorf("consumer: Start: no broker accepted the heartbeat: %w", err)
+	} else if err != nil {
+		c.logf(logging.LevelWarn, "some brokers did not accept the heartbeat", message.Queue{}, err)
+	}
+	// The broker creates the retry topic on the group's first heartbeat, so its route
+	// exists only now. Knowing it at once means a first retry comes back on time.
+	if c.cfg.model == Clustering {
+		if _, err := inst.UpdateTopicRoute(ctx, client.RetryTopic(c.group)); err != nil {
+			c.logf(logging.LevelWarn, "retry topic route not known yet; it will be fetched again", message.Queue{Topic: client.RetryTopic(c.group)}, err)
+		}
+	}
+
+	c.service.start()
+	c.puller.Start()
+	c.sched.every(c.cfg.persistInterval, c.persistAll)
+	c.sched.every(timeoutCheckEvery, c.checkTimeouts)
+	c.sched.every(statsEvery, func() { c.stats.sample(time.Now()) })
+	c.sched.run()
+
+	c.rebalancer.Rebalance(ctx)
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("consumer: Start: %w", err)
+	}
+	c.rebalancer.Start()
+	return nil
+}
+
+// openOffsets creates the offset store: on the brokers for clustering, in a local file
+// for broadcasting.
+func (c *PushConsumer) openOffsets() error {
+	if c.cfg.model == Clustering {
+		c.offsets = offset.NewRemoteStore(c.group, c.inst)
+		return nil
+	}
+	dir := c.cfg.offsetStoreDir
+	if dir == "" {
+		var err error
+		if dir, err = offset.DefaultLocalDir(); err != nil {
+			return err
+		}
+	}
+	store, err := offset.NewLocalStore(dir, c.clientID, c.group)
+	if err != nil {
+		return err
+	}
+	if err := store.Load(); err != nil {
+		return fmt.Errorf("consumer: Start: %w", err)
+	}
+	c.offsets = store
+	return nil
+}
+
+// buildServices creates the consume service, the pull service and the rebalancer.
+func (c *PushConsumer) buildServices() error {
+	switch l := c.listener.(type) {
+	case ConcurrentlyListener:
+		c.service = newConcurrentService(c, l)
+	case OrderlyListener:
+		return fmt.Errorf("consumer: Start: orderly listeners: %w", ErrNotSupported)
+	}
+	clustering := c.cfg.model == Clustering
+	_, orderly := c.listener.(OrderlyListener)
+	var err error
+	c.puller, err = pull.New(pull.Config{
+		Group:            c.group,
+		Broker:           c.inst,
+		Dispatcher:       c.service,
+		Subs:             subscriptions{c},
+		Offsets:          c.offsets,
+		Decoder:          &message.Decoder{},
+		Logger:           c.log,
+		Limits:           c.limits,
+		BatchSize:        int32(c.cfg.pullBatchSize),
+		Interval:         c.cfg.pullInterval,
+		SuspendTimeout:   c.cfg.pullSuspend,
+		CallTimeout:      c.cfg.pullTimeout,
+		PostSubscription: c.cfg.postSubscriptionWhenPull,
+		Orderly:          orderly,
+		Clustering:       clustering,
+		Paused:           c.paused.Load,
+		OnOffsetIllegal:  func(r *pull.Request, next int64) { c.rebalancer.OffsetIllegal(r, next) },
+		OnPulled:         c.stats.pulled,
+	})
+	if err != nil {
+		return err
+	}
+	start := rebalance.StartFromLast
+	switch c.cfg.consumeFrom {
+	case ConsumeFromFirstOffset:
+		start = rebalance.StartFromFirst
+	case ConsumeFromTimestamp:
+		start = rebalance.StartFromTimestamp
+	}
+	ts := c.cfg.consumeTimestamp
+	if ts.IsZero() {
+		ts = c.startTime.Add(-30 * time.Minute)
+	}
+	c.rebalancer, err = rebalance.New(rebalance.Config{
+		Group:          c.group,
+		Clustering:     clustering,
+		Strategy:       c.cfg.allocateStrategy,
+		Broker:         c.inst,
+		Offsets:        c.offsets,
+		Puller:         c.puller,
+		Logger:         c.log,
+		TakeoverGrace:  c.cfg.takeoverGrace,
+		StartFrom:      start,
+		StartTimestamp: ts,
+		Interval:       c.cfg.rebalanceInterval,
+		Topics:         c.topics,
+		Paused:         c.paused.Load,
+		BeforeRemove:   c.beforeRemove,
+		Changed:        c.assignmentChanged,
+	})
+	return err
+}
+
+// subscriptions adapts the consumer to pull.Subscriptions.
+type subscriptions struct{ c *PushConsumer }
+
+func (s subscriptions) Subscription(topic string) (protocol.SubscriptionData, bool) {
+	return s.c.subscription(topic)
+}
+
+// limits returns a queue's flow-control limits: the per-queue options, or the per-topic
+// ones divided among the topic's assigned queues.
+func (c *PushConsumer) limits(q message.Queue) pull.Limits {
+	lim := pull.Limits{Count: int64(c.cfg.pullThresholdForQueue), SizeMiB: int64(c.cfg.pullThresholdSizeMiB), MaxSpan: int64(c.cfg.maxSpan)}
+	if c.cfg.pullThresholdForTopic > 0 || c.cfg.pullThresholdSizeTopic > 0 {
+		if n := int64(c.topicQueues(q.Topic)); n > 0 {
+			if c.cfg.pullThresholdForTopic > 0 {
+				lim.Count = max(1, int64(c.cfg.pullThresholdForTopic)/n)
+			}
+			if c.cfg.pullThresholdSizeTopic > 0 {
+				lim.SizeMiB = max(1, int64(c.cfg.pullThresholdSizeTopic)/n)
+			}
+		}
+	}
+	return lim
+}
+
+// topicQueues returns how many of topic's queues are assigned; kept by assignmentChanged.
+func (c *PushConsumer) topicQueues(topic string) int {
+	m := c.assigned.Load()
+	if m == nil {
+		return 0
+	}
+	return (*m)[topic]
+}
+
+// assignmentChanged is the rebalancer's Changed hook (Java's messageQueueChanged):
+// recount the queues per topic for the per-topic limits and heartbeat at once.
+func (c *PushConsumer) assignmentChanged(topic string, _, mine []message.Queue) {
+	for {
+		old := c.assigned.Load()
+		next := map[string]int{}
+		if old != nil {
+			next = maps.Clone(*old)
+		}
+		next[topic] = len(mine)
+		if c.assigned.CompareAndSwap(old, &next) {
+			break
+		}
+	}
+	c.inst.HeartbeatSoon()
+}
+
+// beforeRemove waits, within removeWait, for the listener calls in flight on a queue
+// that is being dropped, so their progress is in the offset persisted next and the
+// queue's next owner does not consume them again.
+func (c *PushConsumer) beforeRemove(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue) {
+	ctx, cancel := context.WithTimeout(ctx, removeWait)
+	defer cancel()
+	if err := pq.WaitConsumeIdle(ctx); err != nil {
+		c.logf(logging.LevelWarn, "dropping a queue whose listener calls are still running; their messages may be consumed again by its next owner", q, err)
+	}
+}
+
+// persistAll writes the changed offsets of the assigned queues (every persist interval).
+func (c *PushConsumer) persistAll() {
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.persistInterval)
+	defer cancel()
+	if err := c.offsets.PersistAll(ctx, c.rebalancer.Queues()); err != nil {
+		c.logf(logging.LevelWarn, "persisting offsets failed; they will be written at the next round", message.Queue{}, err)
+	}
+}
+
+// checkTimeouts sends back the messages past the consume timeout.
+func (c *PushConsumer) checkTimeouts() {
+	now := time.Now()
+	for q, pq := range c.rebalancer.ProcessQueues() {
+		if !pq.Dropped() {
+			c.service.expire(q, pq, now)
+		}
+	}
+}
+
+// Shutdown stops consuming and leaves the group cleanly: it stops pulling and
+// rebalancing, lets the listener calls in flight finish (waiting at most until ctx
+// ends; then listeners' contexts are cancelled), persists every offset, tells the
+// brokers the consumer left (UNREGISTER_CLIENT, so the rest of the group takes its
+// queues over at once) and closes the connections. Cached messages not yet given to the
+// listener are not consumed; their offsets are not committed, so the queue's next owner
+// consumes them. It returns the first error met; calling it again returns nil.
+func (c *PushConsumer) Shutdown(ctx context.Context) error {
+	c.mu.Lock()
+	st := c.state.Load()
+	if st == stateShutdown || st == stateNew {
+		c.state.Store(stateShutdown)
+		c.mu.Unlock()
+		return nil
+	}
+	c.state.Store(stateShutdown)
+	c.mu.Unlock()
+	return c.teardown(ctx)
+}
+
+// teardown undoes whatever Start did, in order.
+func (c *PushConsumer) teardown(ctx context.Context) error {
+	var errs []error
+	if c.rebalancer != nil {
+		c.rebalancer.Stop()
+	}
+	if c.puller != nil {
+		c.puller.Stop()
+	}
+	if c.service != nil {
+		if err := c.service.stop(ctx); err != nil {
+			errs = append(errs, err)
+			c.cancelCalls()
+		}
+	}
+	if c.sched != nil {
+		c.sched.close()
+	}
+	if c.rebalancer != nil {
+		c.rebalancer.DropAll(ctx) // persists every offset
+	}
+	if c.inst != nil {
+		if err := c.inst.Unregister(ctx, c.group); err != nil && !errors.Is(err, client.ErrClosed) {
+			errs = append(errs, err)
+		}
+		c.inst.Shutdown()
+	}
+	if c.puller != nil {
+		c.puller.Wait()
+	}
+	if c.cancelCalls != nil {
+		c.cancelCalls()
+	}
+	if logging.Enabled(c.log, logging.LevelInfo) {
+		c.log.Log(logging.LevelInfo, "consumer shut down", "group", c.group, "clientID", c.clientID)
+	}
+	return errors.Join(errs...)
+}

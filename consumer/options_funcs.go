@@ -1,0 +1,165 @@
+package consumer
+
+import (
+	"crypto/tls"
+	"strings"
+	"time"
+
+	"github.com/rmqpush/rmqpush/rebalance"
+)
+
+// WithNameServers sets the name server addresses (host:port). A single string may hold
+// several separated by ';', as Java's namesrvAddr. Required.
+func WithNameServers(addrs ...string) Option {
+	return func(c *cfg) {
+		c.nameServers = nil
+		for _, a := range addrs {
+			for _, part := range strings.Split(a, ";") {
+				if part = strings.TrimSpace(part); part != "" {
+					c.nameServers = append(c.nameServers, part)
+				}
+			}
+		}
+	}
+}
+
+// WithInstanceName sets the instance name in the client id (ip@instanceName). Default
+// "DEFAULT", which a clustering consumer replaces with its process id and start time so
+// two consumers of a group on one host never share an id, and which a broadcasting
+// consumer keeps so its offsets file is found again after a restart.
+func WithInstanceName(name string) Option { return func(c *cfg) { c.instanceName = name } }
+
+// WithClientIP sets the IP in the client id. Default: the host's first non-loopback
+// IPv4 address.
+func WithClientIP(ip string) Option { return func(c *cfg) { c.clientIP = ip } }
+
+// WithMessageModel sets clustering (default) or broadcasting.
+func WithMessageModel(m MessageModel) Option { return func(c *cfg) { c.model = m } }
+
+// WithConsumeFromWhere sets where a group with no stored offset starts on a queue.
+// Default ConsumeFromLastOffset.
+func WithConsumeFromWhere(w ConsumeFromWhere) Option { return func(c *cfg) { c.consumeFrom = w } }
+
+// WithConsumeTimestamp sets the time ConsumeFromTimestamp starts at. Default: half an
+// hour before Start.
+func WithConsumeTimestamp(t time.Time) Option { return func(c *cfg) { c.consumeTimestamp = t } }
+
+// WithAllocateStrategy sets how the group's queues are shared among its members.
+// Default: rebalance.Averagely (Java's AVG).
+func WithAllocateStrategy(s AllocateStrategy) Option {
+	return func(c *cfg) { c.allocateStrategy = s }
+}
+
+// AllocateStrategy decides which queues of a topic a member consumes; the strategies of
+// package rebalance (Averagely, AveragelyByCircle, ByConfig, ByMachineRoom,
+// MachineRoomNearby, ConsistentHash) give Java's results.
+type AllocateStrategy = rebalance.AllocateStrategy
+
+// WithConsumeGoroutineNums sets the number of consume workers. Default 20, range
+// [1, 1000].
+func WithConsumeGoroutineNums(n int) Option { return func(c *cfg) { c.consumeGoroutines = n } }
+
+// WithConsumeMessageBatchMaxSize sets the most messages one listener call gets. Default
+// 1, range [1, 1024].
+func WithConsumeMessageBatchMaxSize(n int) Option {
+	return func(c *cfg) { c.consumeBatchMaxSize = n }
+}
+
+// WithPullBatchSize sets the most messages one pull asks for. Default 32, range
+// [1, 1024]; a 4.x broker returns at most 32 from memory whatever is asked.
+func WithPullBatchSize(n int) Option { return func(c *cfg) { c.pullBatchSize = n } }
+
+// WithPullInterval sets a pause after each pull that found messages. Default 0.
+func WithPullInterval(d time.Duration) Option { return func(c *cfg) { c.pullInterval = d } }
+
+// WithConsumeConcurrentlyMaxSpan holds pulls back while the offsets of a queue's cached
+// messages span more than n (concurrent consumption). Default 2000, range [1, 65535].
+func WithConsumeConcurrentlyMaxSpan(n int) Option { return func(c *cfg) { c.maxSpan = n } }
+
+// WithPullThresholdForQueue holds pulls back while a queue caches more than n messages.
+// Default 1000, range [1, 65535].
+func WithPullThresholdForQueue(n int) Option { return func(c *cfg) { c.pullThresholdForQueue = n } }
+
+// WithPullThresholdSizeForQueue holds pulls back while a queue caches more than mib MiB
+// of bodies. Default 100, range [1, 1024].
+func WithPullThresholdSizeForQueue(mib int) Option {
+	return func(c *cfg) { c.pullThresholdSizeMiB = mib }
+}
+
+// WithPullThresholdForTopic limits the messages cached per topic: each of the topic's
+// queues gets max(1, n / queues) instead of WithPullThresholdForQueue. Default -1, off.
+func WithPullThresholdForTopic(n int) Option { return func(c *cfg) { c.pullThresholdForTopic = n } }
+
+// WithPullThresholdSizeForTopic limits the MiB cached per topic, as
+// WithPullThresholdForTopic does the count. Default -1, off.
+func WithPullThresholdSizeForTopic(mib int) Option {
+	return func(c *cfg) { c.pullThresholdSizeTopic = mib }
+}
+
+// WithMaxReconsumeTimes sets how often a message is retried before it goes to the
+// dead-letter queue. Default -1: 16 for concurrent consumption, unlimited for orderly.
+func WithMaxReconsumeTimes(n int) Option { return func(c *cfg) { c.maxReconsumeTimes = n } }
+
+// WithSuspendCurrentQueueTime sets how long an orderly queue waits after
+// SuspendCurrentQueueAMoment. Default 1s, range [10ms, 30s].
+func WithSuspendCurrentQueueTime(d time.Duration) Option {
+	return func(c *cfg) { c.suspendCurrentQueueTime = d }
+}
+
+// WithConsumeTimeout sets how long a message may stay in a listener call before it is
+// sent back for a retry so the queue's offset can move on. Default 15 min.
+func WithConsumeTimeout(d time.Duration) Option { return func(c *cfg) { c.consumeTimeout = d } }
+
+// WithPostSubscriptionWhenPull sends the subscription expression with every pull.
+// Default false: the broker uses the one from the heartbeat.
+func WithPostSubscriptionWhenPull(on bool) Option {
+	return func(c *cfg) { c.postSubscriptionWhenPull = on }
+}
+
+// WithTakeoverGrace sets how long a queue gained in a rebalance waits before it starts,
+// when the group has other members. The member giving the queue up rebalances at the
+// same moment; it finishes its listener calls on the queue and persists the queue's
+// offset first, so the new owner starts where it stopped instead of consuming its last
+// messages again. Default 1s; 0 starts gained queues at once, as Java does.
+func WithTakeoverGrace(d time.Duration) Option { return func(c *cfg) { c.takeoverGrace = d } }
+
+// WithHeartbeatInterval sets how often heartbeats are sent. Default 30s.
+func WithHeartbeatInterval(d time.Duration) Option { return func(c *cfg) { c.heartbeatInterval = d } }
+
+// WithPollNameServerInterval sets how often topic routes are refreshed. Default 30s.
+func WithPollNameServerInterval(d time.Duration) Option {
+	return func(c *cfg) { c.routeInterval = d }
+}
+
+// WithPersistConsumerOffsetInterval sets how often changed offsets are written to the
+// broker (or the local file). Default 5s.
+func WithPersistConsumerOffsetInterval(d time.Duration) Option {
+	return func(c *cfg) { c.persistInterval = d }
+}
+
+// WithRebalanceInterval sets how often the assignment is recomputed besides the
+// brokers' notifications. Default 20s.
+func WithRebalanceInterval(d time.Duration) Option {
+	return func(c *cfg) { c.rebalanceInterval = d }
+}
+
+// WithRequestTimeout bounds broker and name-server calls (Java's mqClientApiTimeout).
+// Default 3s.
+func WithRequestTimeout(d time.Duration) Option { return func(c *cfg) { c.apiTimeout = d } }
+
+// WithOffsetStoreDir sets the directory of a broadcasting consumer's offsets file.
+// Default ~/.rocketmq_offsets, as Java.
+func WithOffsetStoreDir(dir string) Option { return func(c *cfg) { c.offsetStoreDir = dir } }
+
+// WithTLS connects to every server with TLS. Verification follows config: set
+// InsecureSkipVerify there only if you mean it.
+func WithTLS(config *tls.Config) Option { return func(c *cfg) { c.tls = config } }
+
+// WithCredentials signs every request with ACL credentials.
+func WithCredentials(cr Credentials) Option { return func(c *cfg) { c.credentials = &cr } }
+
+// WithLogger sets the logger. Default: none.
+func WithLogger(l Logger) Option { return func(c *cfg) { c.logger = l } }
+
+// WithConsumeHook adds a hook around every listener call.
+func WithConsumeHook(h ConsumeHook) Option { return func(c *cfg) { c.hooks = append(c.hooks, h) } }

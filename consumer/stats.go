@@ -1,0 +1,150 @@
+package consumer
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rmqpush/rmqpush/message"
+)
+
+// Stats is a snapshot of a consumer's statistics.
+type Stats struct {
+	// Topics holds per-topic figures; rates are over about the last minute.
+	Topics map[string]TopicStats
+	// Queues holds the state of each assigned queue.
+	Queues map[message.Queue]QueueStats
+}
+
+// TopicStats are one topic's figures (Java's ConsumeStatus, plus totals).
+type TopicStats struct {
+	PullRT           time.Duration // mean pull round trip, long polls included
+	PullTPS          float64       // messages pulled per second
+	ConsumeRT        time.Duration // mean listener call duration
+	ConsumeOKTPS     float64       // messages consumed per second
+	ConsumeFailedTPS float64       // messages failed per second
+
+	PulledMsgs        int64 // totals since Start
+	ConsumedMsgs      int64
+	ConsumeFailedMsgs int64
+}
+
+// QueueStats is one assigned queue's state.
+type QueueStats struct {
+	CachedMsgs      int64 // pulled and not yet consumed
+	CachedBytes     int64
+	CommittedOffset int64 // the offset the consumer will commit (-1 if none yet)
+	BrokerMaxOffset int64 // the broker's max offset at the last pull (-1 if unknown)
+	Lag             int64 // BrokerMaxOffset - CommittedOffset, when both are known
+}
+
+// statsWindow is how many samples rates are computed over; sampled every statsEvery.
+const (
+	statsWindow = 7
+	statsEvery  = 10 * time.Second
+)
+
+// stats collects the counters; sample() keeps a ring of snapshots for rates.
+type stats struct {
+	mu     sync.RWMutex
+	topics map[string]*topicCounters
+}
+
+type topicCounters struct {
+	pulls, pullNanos, pulled        atomic.Int64
+	calls, consumeNanos, ok, failed atomic.Int64
+	ring                            [statsWindow]sample
+	ringLen, ringNext               int // guarded by stats.mu
+}
+
+type sample struct {
+	at                                                 time.Time
+	pulls, pullNanos, pulled, calls, nanos, ok, failed int64
+}
+
+func newStats() *stats { return &stats{topics: make(map[string]*topicCounters)} }
+
+func (s *stats) topic(t string) *topicCounters {
+	s.mu.RLock()
+	tc := s.topics[t]
+	s.mu.RUnlock()
+	if tc != nil {
+		return tc
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if tc = s.topics[t]; tc == nil {
+		tc = &topicCounters{}
+		s.topics[t] = tc
+	}
+	return tc
+}
+
+// pulled records an answered pull.
+func (s *stats) pulled(topic string, rt time.Duration, found int) {
+	tc := s.topic(topic)
+	tc.pulls.Add(1)
+	tc.pullNanos.Add(int64(rt))
+	tc.pulled.Add(int64(found))
+}
+
+// consumed records a listener call over n messages of which those up to ackIndex
+// succeeded (all when ok and ackIndex >= n-1).
+func (s *stats) consumed(topic string, took time.Duration, ok bool, n, ackIndex int) {
+	tc := s.topic(topic)
+	tc.calls.Add(1)
+	tc.consumeNanos.Add(int64(took))
+	good := 0
+	if ok {
+		good = min(ackIndex+1, n)
+	}
+	tc.ok.Add(int64(good))
+	tc.failed.Add(int64(n - good))
+}
+
+func (tc *topicCounters) now(at time.Time) sample {
+	return sample{at: at, pulls: tc.pulls.Load(), pullNanos: tc.pullNanos.Load(), pulled: tc.pulled.Load(),
+		calls: tc.calls.Load(), nanos: tc.consumeNanos.Load(), ok: tc.ok.Load(), failed: tc.failed.Load()}
+}
+
+// sample stores a snapshot of every topic's counters; the scheduler calls it every
+// statsEvery.
+func (s *stats) sample(at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, tc := range s.topics {
+		tc.ring[tc.ringNext] = tc.now(at)
+		tc.ringNext = (tc.ringNext + 1) % statsWindow
+		tc.ringLen = min(tc.ringLen+1, statsWindow)
+	}
+}
+
+// snapshot returns each topic's figures, rates taken against the oldest sample.
+func (s *stats) snapshot(at time.Time) map[string]TopicStats {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make(map[string]TopicStats, len(s.topics))
+	for name, tc := range s.topics {
+		cur := tc.now(at)
+		var old sample
+		if tc.ringLen > 0 {
+			old = tc.ring[(tc.ringNext-tc.ringLen+statsWindow)%statsWindow]
+		}
+		ts := TopicStats{PulledMsgs: cur.pulled, ConsumedMsgs: cur.ok, ConsumeFailedMsgs: cur.failed}
+		if d := cur.pulls - old.pulls; d > 0 {
+			ts.PullRT = time.Duration((cur.pullNanos - old.pullNanos) / d)
+		}
+		if d := cur.calls - old.calls; d > 0 {
+			ts.ConsumeRT = time.Duration((cur.nanos - old.nanos) / d)
+		}
+		if !old.at.IsZero() {
+			if secs := at.Sub(old.at).Seconds(); secs > 0 {
+				ts.PullTPS = float64(cur.pulled-old.pulled) / secs
+				ts.ConsumeOKTPS = float64(cur.ok-old.ok) / secs
+				ts.ConsumeFailedTPS = float64(cur.failed-old.failed) / secs
+			}
+		}
+		out[name] = ts
+	}
+	return out
+}

@@ -1,0 +1,46 @@
+package client
+
+import (
+	"context"
+	"time"
+
+	"github.com/rmqpush/rmqpush/internal/logging"
+)
+
+// schedule is the Instance's one goroutine: it refreshes routes and sends heartbeats on
+// their intervals, and at once when asked (RequestRouteRefresh, HeartbeatSoon).
+func (i *Instance) schedule() {
+	defer close(i.done)
+	ctx := i.ctx
+
+	routes := time.NewTicker(i.cfg.RouteInterval)
+	defer routes.Stop()
+	heartbeat := time.NewTicker(i.cfg.HeartbeatInterval)
+	defer heartbeat.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-routes.C:
+			i.refreshRoutes(ctx)
+		case <-i.refresh:
+			i.refreshRoutes(ctx)
+		case <-heartbeat.C:
+			i.heartbeat(ctx)
+		case <-i.kick:
+			i.heartbeat(ctx)
+		}
+	}
+}
+
+func (i *Instance) refreshRoutes(ctx context.Context) {
+	if err := i.RefreshRoutes(ctx); err != nil && ctx.Err() == nil && logging.Enabled(i.log, logging.LevelWarn) {
+		i.log.Log(logging.LevelWarn, "route refresh failed", "err", err)
+	}
+}
+
+func (i *Instance) heartbeat(ctx context.Context) {
+	if _, err := i.SendHeartbeat(ctx); err != nil && ctx.Err() == nil && logging.Enabled(i.log, logging.LevelWarn) {
+		i.log.Log(logging.LevelWarn, "heartbeat failed", "err", err)
+	}
+}

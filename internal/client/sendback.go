@@ -1,0 +1,106 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/rmqpush/rmqpush/internal/protocol"
+	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/remoting"
+)
+
+// Timeouts and names Java uses for send-back and its fallback.
+const (
+	sendBackTimeout = 5 * time.Second
+	// InnerProducerGroup is the producer group of the retry fallback send.
+	InnerProducerGroup = "CLIENT_INNER_PRODUCER"
+	defaultTopic       = "TBW102"
+)
+
+// RetryTopic returns the retry topic of a consumer group.
+func RetryTopic(group string) string { return "%RETRY%" + group }
+
+// DLQTopic returns the dead-letter topic of a consumer group.
+func DLQTopic(group string) string { return "%DLQ%" + group }
+
+// SendMessageBack asks the master of msg.BrokerName (the broker that stored msg; its
+// store host when the broker is unknown) to consume msg again later:
+// CONSUMER_SEND_MSG_BACK with the delay level (0 lets the broker choose 3 + reconsume
+// times, -1 sends it to the dead-letter queue) and the group's max reconsume times.
+func (i *Instance) SendMessageBack(ctx context.Context, group string, msg *message.Ext, delayLevel, maxReconsumeTimes int32) error {
+	addr, _, ok := i.FindBrokerAddr(msg.BrokerName, MasterID, true)
+	if !ok {
+		if !msg.StoreHost.IsValid() {
+			return fmt.Errorf("client: send back %s: broker %s unknown and no store host", msg.MsgID(), msg.BrokerName)
+		}
+		addr = msg.StoreHost.String()
+	}
+	h := protocol.ConsumerSendMsgBackRequest{
+		Offset:            msg.CommitLogOffset,
+		Group:             group,
+		DelayLevel:        delayLevel,
+		OriginMsgID:       msg.MsgID(),
+		OriginTopic:       msg.Topic,
+		MaxReconsumeTimes: protocol.Some(maxReconsumeTimes),
+		BrokerName:        msg.BrokerName,
+	}
+	_, err := i.invokeWithin(ctx, sendBackTimeout, addr, remoting.NewRequest(protocol.RequestConsumerSendMsgBack, h.Encode(), nil))
+	return err
+}
+
+// SendRetryMessage is the fallback when SendMessageBack fails, as Java's: a new message
+// with msg's body, flag and properties is sent (SEND_MESSAGE_V2, producer group
+// CLIENT_INNER_PRODUCER) to the group's retry topic, with RETRY_TOPIC = msg.Topic,
+// ORIGIN_MESSAGE_ID, reconsume times + 1, the max reconsume times and delay level
+// 3 + reconsume times; the broker moves it to the dead-letter queue when it is past the
+// max.
+func (i *Instance) SendRetryMessage(ctx context.Context, group string, msg *message.Ext, maxReconsumeTimes int32) error {
+	topic := RetryTopic(group)
+	qs, ok := i.WritableQueues(topic)
+	if !ok || len(qs) == 0 {
+		if _, err := i.UpdateTopicRoute(ctx, topic); err != nil {
+			return fmt.Errorf("client: retry fallback for %s: %w", msg.MsgID(), err)
+		}
+		if qs, ok = i.WritableQueues(topic); !ok || len(qs) == 0 {
+			return fmt.Errorf("client: retry fallback for %s: topic %s has no writable queue", msg.MsgID(), topic)
+		}
+	}
+	q := qs[int(i.retrySeq.Add(1)%int64(len(qs)))]
+	addr, err := i.masterAddr(ctx, topic, q.BrokerName)
+	if err != nil {
+		return err
+	}
+
+	props := msg.Properties // a copy of the value; edits below do not touch msg
+	props = message.PropertiesFromWire(props.String())
+	origin := props.Value(message.PropertyOriginMessageID)
+	if origin == "" {
+		origin = msg.MsgID()
+	}
+	props.Set(message.PropertyOriginMessageID, origin)
+	props.Set(message.PropertyRetryTopic, msg.Topic)
+	props.Delete(message.PropertyTransactionPrepared)
+	props.Delete(message.PropertyReconsumeTime)
+	props.Delete(message.PropertyMaxReconsumeTimes)
+	props.Set(message.PropertyDelayTimeLevel, strconv.Itoa(3+int(msg.ReconsumeTimes)))
+
+	h := protocol.SendMessageRequest{
+		ProducerGroup:         InnerProducerGroup,
+		Topic:                 topic,
+		DefaultTopic:          defaultTopic,
+		DefaultTopicQueueNums: 4,
+		QueueID:               q.QueueID,
+		BornTimestamp:         time.Now().UnixMilli(),
+		Flag:                  msg.Flag,
+		Properties:            props.String(),
+		ReconsumeTimes:        msg.ReconsumeTimes + 1,
+		MaxReconsumeTimes:     protocol.Some(maxReconsumeTimes),
+		BrokerName:            q.BrokerName,
+	}
+	req := remoting.NewRequest(protocol.RequestSendMessageV2, h.EncodeV2(), msg.Body)
+	_, err = i.invoke(ctx, addr, req, protocol.ResponseSuccess, protocol.ResponseFlushDiskTimeout,
+		protocol.ResponseFlushSlaveTimeout, protocol.ResponseSlaveNotAvailable)
+	return err
+}

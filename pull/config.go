@@ -1,0 +1,103 @@
+package pull
+
+import (
+	"errors"
+	"time"
+
+	"github.com/rmqpush/rmqpush/internal/client"
+	"github.com/rmqpush/rmqpush/internal/logging"
+	"github.com/rmqpush/rmqpush/internal/protocol"
+	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/offset"
+)
+
+// Delays before a request is pulled again (Java's effective values).
+const (
+	DelayFlowControl       = 50 * time.Millisecond
+	DelayBrokerFlowControl = 20 * time.Millisecond
+	DelayError             = time.Second
+	DelayPaused            = time.Second
+)
+
+// Broker is what the service needs from the client instance.
+type Broker interface {
+	FindBrokerAddr(brokerName string, brokerID int64, onlyThisBroker bool) (addr string, slave, found bool)
+	PullAsync(addr string, h *protocol.PullMessageRequest, timeout time.Duration, callback func(*client.PullResult, error)) error
+	RequestRouteRefresh()
+}
+
+// Dispatcher receives what a pull cached: the consume service. Dispatch must not block.
+// msgs are the messages Put added to r.PQ (never a duplicate); dispatch is the
+// ProcessQueue's orderly "start a consume task" answer.
+type Dispatcher interface {
+	Dispatch(r *Request, msgs []*message.Ext, dispatch bool)
+}
+
+// Subscriptions looks up the subscription of a topic.
+type Subscriptions interface {
+	Subscription(topic string) (protocol.SubscriptionData, bool)
+}
+
+// Limits are the flow-control thresholds. Count and SizeMiB apply per queue; MaxSpan
+// applies to concurrent consumption only (0 turns it off).
+type Limits struct {
+	Count   int64
+	SizeMiB int64
+	MaxSpan int64
+}
+
+// Config configures a Service.
+type Config struct {
+	Group      string
+	Broker     Broker
+	Dispatcher Dispatcher
+	Subs       Subscriptions
+	Offsets    offset.Store
+	Decoder    *message.Decoder
+	Logger     logging.Logger
+
+	// Limits returns the flow-control limits of a queue; the consumer derives them from
+	// the per-queue and per-topic options.
+	Limits func(q message.Queue) Limits
+
+	BatchSize      int32         // pullBatchSize (32)
+	Interval       time.Duration // pause after a pull that found messages (0)
+	SuspendTimeout time.Duration // how long the broker may hold a pull (15 s)
+	CallTimeout    time.Duration // how long to wait for a held pull's answer (30 s)
+	// PostSubscription sends the expression with every pull instead of relying on the
+	// heartbeat (Java's postSubscriptionWhenPull).
+	PostSubscription bool
+	// Orderly marks an orderly consumer: no span check, and in clustering a queue is only
+	// pulled while its broker lock is held.
+	Orderly    bool
+	Clustering bool
+
+	// Paused reports whether the consumer is suspended.
+	Paused func() bool
+	// OnOffsetIllegal is called, without blocking, when the broker says a queue's offset
+	// is out of range: the queue's ProcessQueue is already marked dropped, and next is the
+	// broker's corrected offset. The owner stores it, persists and rebalances.
+	OnOffsetIllegal func(r *Request, next int64)
+	// OnPulled reports each answered pull, for statistics.
+	OnPulled func(topic string, rt time.Duration, found int)
+}
+
+func (c *Config) check() error {
+	switch {
+	case c.Broker == nil:
+		return errors.New("pull: no Broker")
+	case c.Dispatcher == nil:
+		return errors.New("pull: no Dispatcher")
+	case c.Subs == nil:
+		return errors.New("pull: no Subscriptions")
+	case c.Offsets == nil:
+		return errors.New("pull: no offset store")
+	case c.Limits == nil:
+		return errors.New("pull: no Limits")
+	case c.BatchSize <= 0:
+		return errors.New("pull: BatchSize must be positive")
+	case c.SuspendTimeout <= 0 || c.CallTimeout <= c.SuspendTimeout:
+		return errors.New("pull: CallTimeout must exceed a positive SuspendTimeout")
+	}
+	return nil
+}

@@ -1,0 +1,115 @@
+package pull
+
+import (
+	"container/heap"
+	"sync"
+	"time"
+)
+
+// requestQueue is the service's input: requests ready now in FIFO order, and requests
+// waiting for a time in a heap. Adding never blocks; the service goroutine waits on
+// ready for a signal.
+type requestQueue struct {
+	mu      sync.Mutex
+	now     []*Request
+	later   delayHeap
+	closed  bool
+	ready   chan struct{} // capacity 1: "something changed"
+	counter uint64        // orders equal deadlines by insertion
+}
+
+func newRequestQueue() *requestQueue {
+	return &requestQueue{ready: make(chan struct{}, 1)}
+}
+
+// add queues r to be pulled now. It returns false when the queue is closed.
+func (q *requestQueue) add(r *Request) bool {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return false
+	}
+	q.now = append(q.now, r)
+	q.mu.Unlock()
+	q.signal()
+	return true
+}
+
+// addLater queues r to be pulled at due.
+func (q *requestQueue) addLater(r *Request, due time.Time) bool {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return false
+	}
+	q.counter++
+	heap.Push(&q.later, delayed{due: due, seq: q.counter, r: r})
+	q.mu.Unlock()
+	q.signal()
+	return true
+}
+
+func (q *requestQueue) signal() {
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// take moves the requests that are due into buf and returns it, with the time the
+// next delayed request is due (zero when none waits).
+func (q *requestQueue) take(buf []*Request, now time.Time) ([]*Request, time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	buf = append(buf, q.now...)
+	clear(q.now)
+	q.now = q.now[:0]
+	for len(q.later) > 0 && !q.later[0].due.After(now) {
+		buf = append(buf, heap.Pop(&q.later).(delayed).r)
+	}
+	var next time.Time
+	if len(q.later) > 0 {
+		next = q.later[0].due
+	}
+	return buf, next
+}
+
+// close refuses further requests and drops the queued ones.
+func (q *requestQueue) close() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.closed = true
+	q.now, q.later = nil, nil
+}
+
+// len returns the number of queued requests (tests and stats).
+func (q *requestQueue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.now) + len(q.later)
+}
+
+type delayed struct {
+	due time.Time
+	seq uint64
+	r   *Request
+}
+
+type delayHeap []delayed
+
+func (h delayHeap) Len() int { return len(h) }
+func (h delayHeap) Less(i, j int) bool {
+	if h[i].due.Equal(h[j].due) {
+		return h[i].seq < h[j].seq
+	}
+	return h[i].due.Before(h[j].due)
+}
+func (h delayHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *delayHeap) Push(x any)   { *h = append(*h, x.(delayed)) }
+func (h *delayHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	old[len(old)-1] = delayed{}
+	*h = old[:len(old)-1]
+	return x
+}

@@ -1,0 +1,23 @@
+package pull
+
+import (
+	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/processqueue"
+)
+
+// Request is one queue's pull request. Exactly one exists per assigned queue; it moves
+// between the service's queue, the broker and the delay heap, and only its current
+// holder touches NextOffset. Create one with NewRequest when the queue is assigned.
+type Request struct {
+	Queue message.Queue
+	PQ    *processqueue.ProcessQueue
+	// NextOffset is the queue offset the next pull starts at.
+	NextOffset int64
+
+	brokerID int64 // the node the broker suggested pulling from next; 0 is the master
+}
+
+// NewRequest returns the pull request of a newly assigned queue, starting at offset.
+func NewRequest(q message.Queue, pq *processqueue.ProcessQueue, offset int64) *Request {
+	return &Request{Queue: q, PQ: pq, NextOffset: offset}
+}

@@ -1,0 +1,344 @@
+package pull
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rmqpush/rmqpush/internal/client"
+	"github.com/rmqpush/rmqpush/internal/logging"
+	"github.com/rmqpush/rmqpush/internal/protocol"
+	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/offset"
+)
+
+// Service is the pull service; see the package documentation.
+type Service struct {
+	cfg   Config
+	log   logging.Logger
+	queue *requestQueue
+
+	startOnce sync.Once
+	stopOnce  sync.Once
+	stopped   chan struct{} // closed by Stop
+	done      chan struct{} // closed when the goroutine ends
+
+	inflight sync.WaitGroup // pulls sent and not yet answered
+
+	flowControlled atomic.Uint64 // times a queue was held back, for rate-limited logs
+}
+
+// New returns a Service for cfg. Start launches its goroutine.
+func New(cfg Config) (*Service, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = logging.Nop()
+	}
+	if cfg.Decoder == nil {
+		cfg.Decoder = &message.Decoder{}
+	}
+	if cfg.Paused == nil {
+		cfg.Paused = func() bool { return false }
+	}
+	return &Service{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		queue:   newRequestQueue(),
+		stopped: make(chan struct{}),
+		done:    make(chan struct{}),
+	}, nil
+}
+
+// Start launches the service's goroutine.
+func (s *Service) Start() {
+	s.startOnce.Do(func() { go s.run() })
+}
+
+// Stop ends the goroutine and drops every queued request; answers still on their way
+// are dropped when they arrive. It waits for the goroutine, not for the broker: a held
+// pull is answered (or times out) later and its answer is discarded. Call Wait to wait
+// for those too.
+func (s *Service) Stop() {
+	s.stopOnce.Do(func() {
+		close(s.stopped)
+		s.queue.close()
+	})
+	s.startOnce.Do(func() { close(s.done) }) // never started: nothing to wait for
+	<-s.done
+}
+
+// Wait waits until every pull sent has been answered or has failed. Call it after Stop
+// and after the broker connections are closed, which fails the held pulls at once.
+func (s *Service) Wait() { s.inflight.Wait() }
+
+// Submit queues r to be pulled now. It never blocks; after Stop it does nothing.
+func (s *Service) Submit(r *Request) { s.queue.add(r) }
+
+// SubmitLater queues r to be pulled after d.
+func (s *Service) SubmitLater(r *Request, d time.Duration) {
+	s.queue.addLater(r, time.Now().Add(d))
+}
+
+func (s *Service) isStopped() bool {
+	select {
+	case <-s.stopped:
+		return true
+	default:
+		return false
+	}
+}
+
+// run is the service goroutine.
+func (s *Service) run() {
+	defer close(s.done)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	var batch []*Request
+	for {
+		var next time.Time
+		batch, next = s.queue.take(batch[:0], time.Now())
+		for i, r := range batch {
+			batch[i] = nil
+			if s.isStopped() {
+				return
+			}
+			s.pull(r)
+		}
+		if !next.IsZero() {
+			timer.Reset(time.Until(next))
+		}
+		select {
+		case <-s.stopped:
+			return
+		case <-s.queue.ready:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+}
+
+// pull applies flow control to r and sends its pull, or puts it back for later.
+func (s *Service) pull(r *Request) {
+	pq := r.PQ
+	if pq.Dropped() {
+		return // the queue was taken away: the request ends here
+	}
+	now := time.Now()
+	pq.SetLastPullTime(now)
+	if s.cfg.Paused() {
+		s.SubmitLater(r, DelayPaused)
+		return
+	}
+	if reason := s.flowControl(r); reason != "" {
+		if n := s.flowControlled.Add(1); n%1000 == 1 && logging.Enabled(s.log, logging.LevelWarn) {
+			s.log.Log(logging.LevelWarn, "pull held back by flow control", "queue", r.Queue.String(),
+				"reason", reason, "cachedMsgs", pq.Count(), "cachedBytes", pq.Size(), "span", pq.MaxSpan(), "times", n)
+		}
+		s.SubmitLater(r, DelayFlowControl)
+		return
+	}
+	if s.cfg.Orderly && s.cfg.Clustering && !pq.Locked() {
+		s.SubmitLater(r, DelayError) // the rebalancer locks it; until then nothing is pulled
+		return
+	}
+	sub, ok := s.cfg.Subs.Subscription(r.Queue.Topic)
+	if !ok {
+		s.logf(logging.LevelWarn, "no subscription for the queue's topic; pulling later", r, nil)
+		s.SubmitLater(r, DelayError)
+		return
+	}
+
+	addr, slave, found := s.cfg.Broker.FindBrokerAddr(r.Queue.BrokerName, r.brokerID, false)
+	if !found {
+		s.cfg.Broker.RequestRouteRefresh()
+		s.logf(logging.LevelWarn, "broker address unknown; refreshing routes and pulling later", r, nil)
+		s.SubmitLater(r, DelayError)
+		return
+	}
+	h := protocol.PullMessageRequest{
+		ConsumerGroup:        s.cfg.Group,
+		Topic:                r.Queue.Topic,
+		QueueID:              r.Queue.QueueID,
+		QueueOffset:          r.NextOffset,
+		MaxMsgNums:           s.cfg.BatchSize,
+		SysFlag:              protocol.PullSysFlagSuspend,
+		SuspendTimeoutMillis: s.cfg.SuspendTimeout.Milliseconds(),
+		SubVersion:           sub.SubVersion,
+		ExpressionType:       sub.ExpressionType,
+		BrokerName:           r.Queue.BrokerName,
+	}
+	if s.cfg.Clustering && !slave {
+		if off, err := s.cfg.Offsets.Read(context.Background(), r.Queue, offset.ReadFromMemory); err == nil && off > 0 {
+			h.CommitOffset = off
+			h.SysFlag |= protocol.PullSysFlagCommitOffset
+		}
+	}
+	if s.cfg.PostSubscription || sub.ClassFilterMode {
+		h.SysFlag |= protocol.PullSysFlagSubscription
+		h.Subscription = sub.SubString
+	}
+	sent := time.Now()
+	s.inflight.Add(1)
+	err := s.cfg.Broker.PullAsync(addr, &h, s.cfg.CallTimeout, func(res *client.PullResult, err error) {
+		defer s.inflight.Done()
+		s.onAnswer(r, sub, sent, res, err)
+	})
+	if err != nil {
+		s.inflight.Done()
+		s.logf(logging.LevelWarn, "pull not sent; retrying later", r, err)
+		s.SubmitLater(r, DelayError)
+	}
+}
+
+// flowControl returns why r must wait, or "".
+func (s *Service) flowControl(r *Request) string {
+	lim := s.cfg.Limits(r.Queue)
+	pq := r.PQ
+	switch {
+	case lim.Count > 0 && pq.Count() > lim.Count:
+		return "cached message count over threshold"
+	case lim.SizeMiB > 0 && pq.Size() > lim.SizeMiB<<20:
+		return "cached message size over threshold"
+	case !s.cfg.Orderly && lim.MaxSpan > 0 && pq.MaxSpan() > lim.MaxSpan:
+		return "offset span of cached messages over threshold"
+	}
+	return ""
+}
+
+// onAnswer handles a pull's answer; it runs on a connection's read loop or a timer.
+func (s *Service) onAnswer(r *Request, sub protocol.SubscriptionData, sent time.Time, res *client.PullResult, err error) {
+	if s.isStopped() {
+		return
+	}
+	if err != nil {
+		delay := DelayError
+		if errors.Is(err, protocol.ResponseCodeError(protocol.ResponseFlowControl)) {
+			delay = DelayBrokerFlowControl
+		} else {
+			s.logf(logging.LevelWarn, "pull failed; retrying later", r, err)
+		}
+		s.SubmitLater(r, delay)
+		return
+	}
+	r.brokerID = res.SuggestWhichBrokerID
+	switch res.Status {
+	case client.PullFound:
+		s.found(r, sub, sent, res)
+	case client.PullNoNewMsg, client.PullNoMatchedMsg:
+		s.report(r, sent, 0)
+		r.NextOffset = res.NextBeginOffset
+		if r.PQ.Count() == 0 {
+			// Java's correctTagsOffset: nothing is cached, so everything before the next
+			// offset is consumed (or filtered out).
+			s.cfg.Offsets.Update(r.Queue, res.NextBeginOffset, true)
+		}
+		s.Submit(r)
+	case client.PullOffsetIllegal:
+		if logging.Enabled(s.log, logging.LevelWarn) {
+			s.log.Log(logging.LevelWarn, "pull offset illegal; dropping the queue to restart it at the corrected offset",
+				"queue", r.Queue.String(), "offset", r.NextOffset, "next", res.NextBeginOffset,
+				"min", res.MinOffset, "max", res.MaxOffset)
+		}
+		r.PQ.SetDropped(true)
+		if s.cfg.OnOffsetIllegal != nil {
+			s.cfg.OnOffsetIllegal(r, res.NextBeginOffset)
+		}
+	}
+}
+
+// found handles a FOUND answer: decode, filter, cache, dispatch, and pull again.
+func (s *Service) found(r *Request, sub protocol.SubscriptionData, sent time.Time, res *client.PullResult) {
+	msgs, err := s.cfg.Decoder.DecodeAllWith(res.Body,
+		message.Property{Name: message.PropertyMinOffset, Value: strconv.FormatInt(res.MinOffset, 10)},
+		message.Property{Name: message.PropertyMaxOffset, Value: strconv.FormatInt(res.MaxOffset, 10)})
+	next := res.NextBeginOffset
+	if err != nil {
+		// Keep what decoded and pull the rest again from the bad record on: skipping to
+		// nextBeginOffset would lose the messages after it.
+		s.logf(logging.LevelError, "pulled body has a bad record; keeping the records before it and pulling again from it", r, err)
+		if len(msgs) == 0 {
+			s.report(r, sent, 0)
+			s.SubmitLater(r, DelayError)
+			return
+		}
+		next = msgs[len(msgs)-1].QueueOffset + 1
+	}
+	s.report(r, sent, len(msgs))
+	msgs = s.prepare(r, sub, msgs)
+	r.NextOffset = next
+	if len(msgs) == 0 {
+		if r.PQ.Count() == 0 {
+			s.cfg.Offsets.Update(r.Queue, next, true) // all filtered out, nothing cached
+		}
+		s.Submit(r)
+		return
+	}
+	added, dispatch := r.PQ.Put(msgs, res.MaxOffset)
+	s.cfg.Dispatcher.Dispatch(r, added, dispatch)
+	if s.cfg.Interval > 0 {
+		s.SubmitLater(r, s.cfg.Interval)
+	} else {
+		s.Submit(r)
+	}
+}
+
+// prepare drops the messages whose tag is not subscribed (the broker filters by tag
+// hash code, which can collide), and fills in what the decoder cannot know: the broker
+// name, and the original topic of a message from the retry topic. It filters in place.
+func (s *Service) prepare(r *Request, sub protocol.SubscriptionData, msgs []*message.Ext) []*message.Ext {
+	filter := len(sub.TagsSet) > 0 && !sub.ClassFilterMode
+	retryTopic := client.RetryTopic(s.cfg.Group)
+	kept := msgs[:0]
+	for _, m := range msgs {
+		if filter && !containsTag(sub.TagsSet, m.Tags()) {
+			continue
+		}
+		m.BrokerName = r.Queue.BrokerName
+		if m.Topic == retryTopic {
+			if orig, ok := m.Properties.Get(message.PropertyRetryTopic); ok {
+				m.Topic = orig
+			}
+		}
+		kept = append(kept, m)
+	}
+	clear(msgs[len(kept):])
+	return kept
+}
+
+func containsTag(tags []string, tag string) bool {
+	if tag == "" {
+		return false
+	}
+	for _, t := range tags {
+		if t == tag {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Service) report(r *Request, sent time.Time, found int) {
+	if s.cfg.OnPulled != nil {
+		s.cfg.OnPulled(r.Queue.Topic, time.Since(sent), found)
+	}
+}
+
+func (s *Service) logf(level logging.Level, msg string, r *Request, err error) {
+	if !logging.Enabled(s.log, level) {
+		return
+	}
+	if err != nil {
+		s.log.Log(level, msg, "queue", r.Queue.String(), "offset", r.NextOffset, "err", err)
+	} else {
+		s.log.Log(level, msg, "queue", r.Queue.String(), "offset", r.NextOffset)
+	}
+}
+
+// Pending returns the number of requests queued or waiting for a delay.
+func (s *Service) Pending() int { return s.queue.len() }

@@ -1,0 +1,479 @@
+package rebalance
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/rmqpush/rmqpush/internal/logging"
+	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/processqueue"
+	"github.com/rmqpush/rmqpush/pull"
+)
+
+// retryDelay is how soon a rebalance that could not complete is tried again.
+const retryDelay = time.Second
+
+// Rebalancer keeps this client's queue assignment: see the package documentation. Its
+// loop goroutine runs a pass every Interval and whenever Trigger is called; passes never
+// overlap.
+type Rebalancer struct {
+	cfg Config
+	log logging.Logger
+
+	mu    sync.RWMutex
+	table map[message.Queue]*pull.Request
+
+	illegalMu sync.Mutex
+	illegal   []illegalOffset // queues whose offset the broker rejected
+
+	passMu  sync.Mutex // one pass at a time
+	trigger chan struct{}
+
+	wakeMu sync.Mutex
+	wakeAt time.Time     // when the loop should run a pass on its own; zero: none
+	rearm  chan struct{} // wakeAt changed
+
+	// pending holds queues gained but not created yet: they start at their due time
+	// (see Config.TakeoverGrace). Guarded by passMu.
+	pending map[message.Queue]time.Time
+
+	ctx       context.Context
+	cancel    context.CancelFunc
+	startOnce sync.Once
+	done      chan struct{}
+}
+
+type illegalOffset struct {
+	r    *pull.Request
+	next int64
+}
+
+// New returns a Rebalancer for cfg. Start launches its loop.
+func New(cfg Config) (*Rebalancer, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = logging.Nop()
+	}
+	if cfg.Paused == nil {
+		cfg.Paused = func() bool { return false }
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Rebalancer{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		table:   make(map[message.Queue]*pull.Request),
+		trigger: make(chan struct{}, 1),
+		rearm:   make(chan struct{}, 1),
+		pending: make(map[message.Queue]time.Time),
+		ctx:     ctx,
+		cancel:  cancel,
+		done:    make(chan struct{}),
+	}, nil
+}
+
+// Start launches the loop. Call Rebalance first when the first assignment must exist
+// before Start returns.
+func (r *Rebalancer) Start() { r.startOnce.Do(func() { go r.run() }) }
+
+// Stop ends the loop, cancelling a pass in progress, and waits for it. Queues are kept;
+// DropAll drops them.
+func (r *Rebalancer) Stop() {
+	r.cancel()
+	r.startOnce.Do(func() { close(r.done) })
+	<-r.done
+}
+
+// Trigger asks for a pass now, without waiting (NOTIFY_CONSUMER_IDS_CHANGED, a route
+// change, resume).
+func (r *Rebalancer) Trigger() {
+	select {
+	case r.trigger <- struct{}{}:
+	default:
+	}
+}
+
+// OffsetIllegal is the pull service's OnOffsetIllegal: the broker rejected r's offset
+// and r.PQ is dropped. The next pass stores and persists next as the queue's offset,
+// forgets the queue, and creates it again from that offset. It does not block.
+func (r *Rebalancer) OffsetIllegal(req *pull.Request, next int64) {
+	r.illegalMu.Lock()
+	r.illegal = append(r.illegal, illegalOffset{r: req, next: next})
+	r.illegalMu.Unlock()
+	r.Trigger()
+}
+
+// ProcessQueues returns the current assignment.
+func (r *Rebalancer) ProcessQueues() map[message.Queue]*processqueue.ProcessQueue {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make(map[message.Queue]*processqueue.ProcessQueue, len(r.table))
+	for q, req := range r.table {
+		out[q] = req.PQ
+	}
+	return out
+}
+
+// Queues returns the queues currently assigned, sorted.
+func (r *Rebalancer) Queues() []message.Queue {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]message.Queue, 0, len(r.table))
+	for q := range r.table {
+		out = append(out, q)
+	}
+	slices.SortFunc(out, message.Queue.Compare)
+	return out
+}
+
+func (r *Rebalancer) run() {
+	defer close(r.done)
+	ticker := time.NewTicker(r.cfg.Interval)
+	defer ticker.Stop()
+	wake := time.NewTimer(time.Hour)
+	wake.Stop()
+	defer wake.Stop()
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-ticker.C:
+		case <-r.trigger:
+		case <-wake.C:
+			r.wakeMu.Lock()
+			r.wakeAt = time.Time{}
+			r.wakeMu.Unlock()
+		case <-r.rearm:
+			r.wakeMu.Lock()
+			at := r.wakeAt
+			r.wakeMu.Unlock()
+			if !at.IsZero() {
+				wake.Reset(time.Until(at))
+			}
+			continue
+		}
+		r.Rebalance(r.ctx)
+	}
+}
+
+// retrySoon asks the loop for another pass after retryDelay.
+func (r *Rebalancer) retrySoon() { r.passAt(time.Now().Add(retryDelay)) }
+
+// passAt asks the loop for a pass at t (or earlier, if one is already due earlier).
+func (r *Rebalancer) passAt(t time.Time) {
+	r.wakeMu.Lock()
+	if !r.wakeAt.IsZero() && !t.Before(r.wakeAt) {
+		r.wakeMu.Unlock()
+		return
+	}
+	r.wakeAt = t
+	r.wakeMu.Unlock()
+	select {
+	case r.rearm <- struct{}{}:
+	default:
+	}
+}
+
+// Rebalance runs one pass: for every subscribed topic, compute this client's queues,
+// drop the ones it lost and create the ones it gained. It returns when the pass is done.
+func (r *Rebalancer) Rebalance(ctx context.Context) {
+	r.passMu.Lock()
+	defer r.passMu.Unlock()
+	if ctx.Err() != nil {
+		return
+	}
+	r.applyIllegalOffsets(ctx)
+	if r.cfg.Paused() {
+		return // resume triggers a pass
+	}
+	topics := r.cfg.Topics()
+	for _, topic := range topics {
+		if ctx.Err() != nil {
+			return
+		}
+		r.rebalanceTopic(ctx, topic)
+	}
+	r.dropTopicsNotSubscribed(ctx, topics)
+}
+
+// applyIllegalOffsets handles the queues whose offset the broker rejected, as Java 5
+// does: store the corrected offset (frozen, so consume results in flight cannot move
+// it), persist it, and forget the queue so this pass creates it again.
+func (r *Rebalancer) applyIllegalOffsets(ctx context.Context) {
+	r.illegalMu.Lock()
+	items := r.illegal
+	r.illegal = nil
+	r.illegalMu.Unlock()
+	for _, it := range items {
+		q := it.r.Queue
+		r.cfg.Offsets.UpdateAndFreeze(q, it.next)
+		if err := r.cfg.Offsets.Persist(ctx, q); err != nil {
+			r.logf(logging.LevelWarn, "persisting the corrected offset failed", q, err)
+		}
+		r.mu.Lock()
+		if cur := r.table[q]; cur == it.r {
+			delete(r.table, q)
+		}
+		r.mu.Unlock()
+		r.cfg.Offsets.Remove(q)
+	}
+}
+
+func (r *Rebalancer) rebalanceTopic(ctx context.Context, topic string) {
+	all, ok := r.cfg.Broker.Queues(topic)
+	if !ok || len(all) == 0 {
+		r.logf(logging.LevelWarn, "no route for topic yet; not rebalancing it", message.Queue{Topic: topic}, nil)
+		r.cfg.Broker.RequestRouteRefresh()
+		r.retrySoon()
+		return
+	}
+	mine, alone := all, true
+	if r.cfg.Clustering {
+		ids, err := r.cfg.Broker.ConsumerIDs(ctx, topic, r.cfg.Group)
+		if err != nil {
+			r.logf(logging.LevelWarn, "cannot get the group's consumer ids; keeping the current queues", message.Queue{Topic: topic}, err)
+			r.retrySoon()
+			return
+		}
+		ids = slices.Clone(ids)
+		slices.Sort(ids)
+		alone = len(ids) == 1 && ids[0] == r.cfg.Broker.ClientID()
+		mine, err = r.cfg.Strategy.Allocate(r.cfg.Group, r.cfg.Broker.ClientID(), all, ids)
+		if err != nil {
+			// Java applies the empty result when this client is not in the list yet.
+			// The broker simply has not seen our heartbeat (a restarted broker, a race
+			// with our first heartbeat): dropping every queue now would only re-deliver
+			// what is in flight, so keep the current queues and try again soon.
+			r.logf(logging.LevelWarn, "allocation failed; keeping the current queues and retrying soon", message.Queue{Topic: topic}, err)
+			if errors.Is(err, ErrConsumerNotInList) {
+				r.cfg.Broker.HeartbeatSoon()
+			}
+			r.retrySoon()
+			return
+		}
+	}
+	if r.update(ctx, topic, mine, alone) && r.cfg.Changed != nil {
+		r.cfg.Changed(topic, all, mine)
+	}
+}
+
+// dropTopicsNotSubscribed drops the queues of topics no longer subscribed.
+func (r *Rebalancer) dropTopicsNotSubscribed(ctx context.Context, topics []string) {
+	var gone []*pull.Request
+	r.mu.RLock()
+	for q, req := range r.table {
+		if !slices.Contains(topics, q.Topic) {
+			gone = append(gone, req)
+		}
+	}
+	r.mu.RUnlock()
+	r.remove(ctx, gone, "topic no longer subscribed")
+}
+
+// update makes topic's assignment equal mine and reports whether it changed.
+func (r *Rebalancer) update(ctx context.Context, topic string, mine []message.Queue, alone bool) bool {
+	now := time.Now()
+	var lost, expired []*pull.Request
+	r.mu.RLock()
+	for q, req := range r.table {
+		if q.Topic != topic {
+			continue
+		}
+		if !slices.Contains(mine, q) {
+			lost = append(lost, req)
+		} else if req.PQ.PullExpired(now) {
+			expired = append(expired, req)
+		}
+	}
+	r.mu.RUnlock()
+	changed := r.remove(ctx, lost, "no longer assigned") > 0
+	r.remove(ctx, expired, "not pulled for too long; recreating it")
+
+	var gained, recreated []message.Queue
+	r.mu.RLock()
+	for _, q := range mine {
+		if _, ok := r.table[q]; ok {
+			continue
+		}
+		if slices.ContainsFunc(expired, func(req *pull.Request) bool { return req.Queue == q }) {
+			recreated = append(recreated, q) // ours all along: no one to wait for
+		} else {
+			gained = append(gained, q)
+		}
+	}
+	r.mu.RUnlock()
+	if r.add(ctx, append(recreated, r.dueNow(topic, gained, alone, now)...)) > 0 {
+		changed = true
+	}
+	return changed
+}
+
+// dueNow returns the gained queues to create now. With a TakeoverGrace, a queue gained
+// while other members exist waits that long first: the member that had it is releasing
+// it at the same moment (the same notification woke both), and must persist its last
+// offsets before this client reads them, or the messages it consumed last would be
+// consumed again. Queues no longer gained leave the pending set.
+func (r *Rebalancer) dueNow(topic string, gained []message.Queue, alone bool, now time.Time) []message.Queue {
+	for q := range r.pending {
+		if q.Topic == topic && !slices.Contains(gained, q) {
+			delete(r.pending, q)
+		}
+	}
+	if r.cfg.TakeoverGrace <= 0 || alone {
+		for _, q := range gained {
+			delete(r.pending, q)
+		}
+		return gained
+	}
+	var due []message.Queue
+	var next time.Time
+	for _, q := range gained {
+		at, ok := r.pending[q]
+		if !ok {
+			at = now.Add(r.cfg.TakeoverGrace)
+			r.pending[q] = at
+		}
+		if !at.After(now) {
+			due = append(due, q)
+			delete(r.pending, q)
+		} else if next.IsZero() || at.Before(next) {
+			next = at
+		}
+	}
+	if !next.IsZero() {
+		r.passAt(next)
+	}
+	return due
+}
+
+// remove drops reqs' queues, in parallel: mark dropped, let BeforeRemove wait for the
+// consumption in flight, persist and forget the offset. It returns how many it removed.
+func (r *Rebalancer) remove(ctx context.Context, reqs []*pull.Request, why string) int {
+	if len(reqs) == 0 {
+		return 0
+	}
+	var wg sync.WaitGroup
+	for _, req := range reqs {
+		req.PQ.SetDropped(true)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r.cfg.BeforeRemove != nil {
+				r.cfg.BeforeRemove(ctx, req.Queue, req.PQ)
+			}
+			if err := r.cfg.Offsets.Persist(ctx, req.Queue); err != nil {
+				r.logf(logging.LevelWarn, "persisting the offset of a dropped queue failed", req.Queue, err)
+			}
+			r.cfg.Offsets.Remove(req.Queue)
+		}()
+	}
+	wg.Wait()
+	r.mu.Lock()
+	for _, req := range reqs {
+		if r.table[req.Queue] == req {
+			delete(r.table, req.Queue)
+		}
+	}
+	r.mu.Unlock()
+	for _, req := range reqs {
+		r.logf(logging.LevelInfo, "queue dropped: "+why, req.Queue, nil)
+	}
+	return len(reqs)
+}
+
+// add creates the queues gained, one goroutine per broker, and submits their pull
+// requests. A queue whose start offset is unknown (the broker could not be asked) is
+// not started this round. It returns how many it added.
+func (r *Rebalancer) add(ctx context.Context, qs []message.Queue) int {
+	if len(qs) == 0 {
+		return 0
+	}
+	byBroker := make(map[string][]message.Queue)
+	for _, q := range qs {
+		byBroker[q.BrokerName] = append(byBroker[q.BrokerName], q)
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		added []*pull.Request
+	)
+	for _, queues := range byBroker {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, q := range queues {
+				if ctx.Err() != nil {
+					return
+				}
+				if req := r.create(ctx, q); req != nil {
+					mu.Lock()
+					added = append(added, req)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, req := range added {
+		r.cfg.Puller.Submit(req)
+	}
+	return len(added)
+}
+
+func (r *Rebalancer) create(ctx context.Context, q message.Queue) *pull.Request {
+	pq := processqueue.New(time.Now())
+	if r.cfg.BeforeAdd != nil && !r.cfg.BeforeAdd(ctx, q, pq) {
+		r.retrySoon()
+		return nil
+	}
+	r.cfg.Offsets.Remove(q) // a stale in-memory offset from an earlier assignment
+	start, err := r.startOffset(ctx, q)
+	if err != nil {
+		r.logf(logging.LevelWarn, "cannot compute the queue's start offset; not starting it this round", q, err)
+		r.retrySoon()
+		return nil
+	}
+	req := pull.NewRequest(q, pq, start)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, exists := r.table[q]; exists {
+		return nil
+	}
+	r.table[q] = req
+	if logging.Enabled(r.log, logging.LevelInfo) {
+		r.log.Log(logging.LevelInfo, "queue added", "queue", q.String(), "offset", start)
+	}
+	return req
+}
+
+// DropAll drops every queue (shutdown): marked dropped, consumption in flight waited
+// for by BeforeRemove, offsets persisted and forgotten.
+func (r *Rebalancer) DropAll(ctx context.Context) {
+	r.passMu.Lock()
+	defer r.passMu.Unlock()
+	r.mu.RLock()
+	all := make([]*pull.Request, 0, len(r.table))
+	for _, req := range r.table {
+		all = append(all, req)
+	}
+	r.mu.RUnlock()
+	r.remove(ctx, all, "consumer shutting down")
+}
+
+func (r *Rebalancer) logf(level logging.Level, msg string, q message.Queue, err error) {
+	if !logging.Enabled(r.log, level) {
+		return
+	}
+	kv := []any{"group", r.cfg.Group, "queue", q.String()}
+	if q.BrokerName == "" {
+		kv = []any{"group", r.cfg.Group, "topic", q.Topic}
+	}
+	if err != nil {
+		kv = append(kv, "err", err)
+	}
+	r.log.Log(level, msg, kv...)
+}

@@ -1,0 +1,99 @@
+package rebalance
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/rmqpush/rmqpush/internal/logging"
+	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/offset"
+	"github.com/rmqpush/rmqpush/processqueue"
+	"github.com/rmqpush/rmqpush/pull"
+)
+
+// StartFrom says where a group with no stored offset starts on a queue (Java's
+// ConsumeFromWhere).
+type StartFrom int
+
+// Starting points.
+const (
+	StartFromLast StartFrom = iota
+	StartFromFirst
+	StartFromTimestamp
+)
+
+// Broker is what the Rebalancer needs from the client instance.
+type Broker interface {
+	ClientID() string
+	// Queues returns the readable queues of topic's latest route, sorted.
+	Queues(topic string) ([]message.Queue, bool)
+	// ConsumerIDs returns the group's client ids as a broker serving topic knows them.
+	ConsumerIDs(ctx context.Context, topic, group string) ([]string, error)
+	MaxOffset(ctx context.Context, q message.Queue) (int64, error)
+	SearchOffset(ctx context.Context, q message.Queue, timestampMillis int64) (int64, error)
+	// HeartbeatSoon asks for a heartbeat without waiting.
+	HeartbeatSoon()
+	// RequestRouteRefresh asks for the routes to be fetched again without waiting.
+	RequestRouteRefresh()
+}
+
+// Puller receives the pull requests of new queues.
+type Puller interface {
+	Submit(r *pull.Request)
+}
+
+// Config configures a Rebalancer.
+type Config struct {
+	Group      string
+	Clustering bool
+	Strategy   AllocateStrategy
+	Broker     Broker
+	Offsets    offset.Store
+	Puller     Puller
+	Logger     logging.Logger
+
+	// TakeoverGrace delays the start of a queue gained while the group has other
+	// members, so that the member releasing it can persist its last offset first. Zero
+	// starts gained queues at once, as Java does.
+	TakeoverGrace time.Duration
+
+	StartFrom      StartFrom
+	StartTimestamp time.Time // for StartFromTimestamp
+	Interval       time.Duration
+
+	// Topics returns the subscribed topics, the retry topic included.
+	Topics func() []string
+	// Paused reports whether the consumer is suspended; rebalancing waits meanwhile.
+	Paused func() bool
+	// BeforeAdd is called before a queue is added; returning false skips the queue this
+	// round (orderly consumption locks the queue on the broker here). May be nil.
+	BeforeAdd func(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue) bool
+	// BeforeRemove is called after a queue was marked dropped and before its offset is
+	// persisted and forgotten: the consume service waits here for the listener calls in
+	// flight on the queue, so their progress is persisted too. May be nil.
+	BeforeRemove func(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue)
+	// Changed is called after a topic's assignment changed, with every queue of the
+	// topic and the queues this client now has. May be nil.
+	Changed func(topic string, all, mine []message.Queue)
+}
+
+func (c *Config) check() error {
+	switch {
+	case c.Group == "":
+		return errors.New("rebalance: no group")
+	case c.Strategy == nil:
+		return errors.New("rebalance: no allocation strategy")
+	case c.Broker == nil:
+		return errors.New("rebalance: no Broker")
+	case c.Offsets == nil:
+		return errors.New("rebalance: no offset store")
+	case c.Puller == nil:
+		return errors.New("rebalance: no Puller")
+	case c.Topics == nil:
+		return errors.New("rebalance: no Topics")
+	case c.Interval <= 0:
+		return errors.New("rebalance: Interval must be positive")
+	}
+	return nil
+}

@@ -1,0 +1,304 @@
+package rebalance
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/offset"
+	"github.com/rmqpush/rmqpush/processqueue"
+	"github.com/rmqpush/rmqpush/pull"
+)
+
+// fakeBroker serves routes, consumer ids and offsets from maps.
+type fakeBroker struct {
+	mu        sync.Mutex
+	id        string
+	queues    map[string][]message.Queue
+	ids       []string
+	idsErr    error
+	maxOffset map[message.Queue]int64
+	stored    map[message.Queue]int64 // the group's offsets on the broker
+	queryErr  error
+	searched  []int64
+	beats     int
+	refreshes int
+}
+
+func (b *fakeBroker) ClientID() string { return b.id }
+func (b *fakeBroker) Queues(topic string) ([]message.Queue, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	qs, ok := b.queues[topic]
+	return slices.Clone(qs), ok
+}
+func (b *fakeBroker) ConsumerIDs(context.Context, string, string) ([]string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.ids), b.idsErr
+}
+func (b *fakeBroker) MaxOffset(_ context.Context, q message.Queue) (int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.maxOffset[q], nil
+}
+func (b *fakeBroker) SearchOffset(_ context.Context, q message.Queue, ts int64) (int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.searched = append(b.searched, ts)
+	return 7, nil
+}
+func (b *fakeBroker) HeartbeatSoon()       { b.mu.Lock(); b.beats++; b.mu.Unlock() }
+func (b *fakeBroker) RequestRouteRefresh() { b.mu.Lock(); b.refreshes++; b.mu.Unlock() }
+func (b *fakeBroker) QueryConsumerOffset(_ context.Context, _ string, q message.Queue) (int64, bool, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.queryErr != nil {
+		return 0, false, b.queryErr
+	}
+	off, ok := b.stored[q]
+	return off, ok, nil
+}
+func (b *fakeBroker) UpdateConsumerOffset(_ context.Context, _ string, q message.Queue, off int64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stored[q] = off
+	return nil
+}
+
+type puller struct {
+	mu  sync.Mutex
+	got []*pull.Request
+}
+
+func (p *puller) Submit(r *pull.Request) { p.mu.Lock(); p.got = append(p.got, r); p.mu.Unlock() }
+func (p *puller) offsets() map[message.Queue]int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[message.Queue]int64{}
+	for _, r := range p.got {
+		out[r.Queue] = r.NextOffset
+	}
+	return out
+}
+
+func brokerQueues(topic string, brokers []string, n int) []message.Queue {
+	var out []message.Queue
+	for _, b := range brokers {
+		for i := range n {
+			out = append(out, message.Queue{Topic: topic, BrokerName: b, QueueID: int32(i)})
+		}
+	}
+	slices.SortFunc(out, message.Queue.Compare)
+	return out
+}
+
+type harness struct {
+	r       *Rebalancer
+	broker  *fakeBroker
+	puller  *puller
+	offsets *offset.RemoteStore
+	changes []string
+	removed []message.Queue
+	mu      sync.Mutex
+}
+
+func newHarness(t *testing.T, mutate func(*Config)) *harness {
+	t.Helper()
+	h := &harness{
+		broker: &fakeBroker{id: "c1", ids: []string{"c2", "c1"}, queues: map[string][]message.Queue{
+			"t": brokerQueues("t", []string{"a", "b"}, 4), "%RETRY%g": brokerQueues("%RETRY%g", []string{"a"}, 1),
+		}, maxOffset: map[message.Queue]int64{}, stored: map[message.Queue]int64{}},
+		puller: &puller{},
+	}
+	h.offsets = offset.NewRemoteStore("g", h.broker)
+	cfg := Config{
+		Group: "g", Clustering: true, Strategy: Averagely{}, Broker: h.broker, Offsets: h.offsets,
+		Puller: h.puller, Interval: time.Hour,
+		Topics: func() []string { return []string{"%RETRY%g", "t"} },
+		BeforeRemove: func(_ context.Context, q message.Queue, pq *processqueue.ProcessQueue) {
+			h.mu.Lock()
+			h.removed = append(h.removed, q)
+			h.mu.Unlock()
+		},
+		Changed: func(topic string, _, _ []message.Queue) {
+			h.mu.Lock()
+			h.changes = append(h.changes, topic)
+			h.mu.Unlock()
+		},
+	}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	r, err := New(cfg)
+	require.NoError(t, err)
+	h.r = r
+	t.Cleanup(r.Stop)
+	return h
+}
+
+func TestRebalanceAssignsAndStartsAtTheRightOffsets(t *testing.T) {
+	h := newHarness(t, nil)
+	ta0 := message.Queue{Topic: "t", BrokerName: "a", QueueID: 0}
+	ta1 := message.Queue{Topic: "t", BrokerName: "a", QueueID: 1}
+	h.broker.stored[ta0] = 5      // the group has an offset: used as is
+	h.broker.maxOffset[ta1] = 100 // none: FROM_LAST starts at the max offset
+	h.r.Rebalance(context.Background())
+	// Sorted ids [c1 c2]: c1 gets the first half of the 8 sorted queues (broker a).
+	require.Equal(t, []message.Queue{ta0, ta1, {Topic: "t", BrokerName: "a", QueueID: 2}, {Topic: "t", BrokerName: "a", QueueID: 3}, {Topic: "%RETRY%g", BrokerName: "a", QueueID: 0}}[:4],
+		filterTopic(h.r.Queues(), "t"))
+	got := h.puller.offsets()
+	require.Equal(t, int64(5), got[ta0])
+	require.Equal(t, int64(100), got[ta1])
+	require.Equal(t, int64(0), got[message.Queue{Topic: "%RETRY%g", BrokerName: "a", QueueID: 0}], "a retry queue with no offset starts at 0 under FROM_LAST")
+	require.ElementsMatch(t, []string{"t", "%RETRY%g"}, h.changes)
+}
+
+func filterTopic(qs []message.Queue, topic string) []message.Queue {
+	var out []message.Queue
+	for _, q := range qs {
+		if q.Topic == topic {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+func TestRebalanceDropsLostQueuesAfterPersisting(t *testing.T) {
+	h := newHarness(t, nil)
+	h.broker.ids = []string{"c1"}
+	h.r.Rebalance(context.Background())
+	require.Len(t, filterTopic(h.r.Queues(), "t"), 8)
+	pqs := h.r.ProcessQueues()
+	lost := message.Queue{Topic: "t", BrokerName: "b", QueueID: 2}
+	h.offsets.Update(lost, 42, true)
+
+	h.broker.mu.Lock()
+	h.broker.ids = []string{"c1", "c2"}
+	h.broker.mu.Unlock()
+	h.r.Rebalance(context.Background())
+	require.Len(t, filterTopic(h.r.Queues(), "t"), 4)
+	require.True(t, pqs[lost].Dropped())
+	require.Contains(t, h.removed, lost)
+	require.Equal(t, int64(42), h.broker.stored[lost], "the offset of a lost queue is persisted")
+	require.NotContains(t, h.offsets.Table(), lost, "and forgotten")
+}
+
+func TestRebalanceKeepsQueuesWhenTheBrokerDoesNotKnowUsYet(t *testing.T) {
+	h := newHarness(t, nil)
+	h.r.Rebalance(context.Background())
+	before := h.r.Queues()
+	h.broker.mu.Lock()
+	h.broker.ids = []string{"c2", "c3"} // a restarted broker that has not seen our heartbeat
+	h.broker.mu.Unlock()
+	h.r.Rebalance(context.Background())
+	require.Equal(t, before, h.r.Queues(), "Java would drop every queue here")
+	require.Equal(t, 2, h.broker.beats, "a heartbeat is asked for (once per topic)")
+
+	h.broker.mu.Lock()
+	h.broker.idsErr = errors.New("broker down")
+	h.broker.mu.Unlock()
+	h.r.Rebalance(context.Background())
+	require.Equal(t, before, h.r.Queues())
+}
+
+func TestRebalanceDoesNotStartAQueueWhoseOffsetIsUnknown(t *testing.T) {
+	h := newHarness(t, nil)
+	h.broker.queryErr = errors.New("SYSTEM_BUSY")
+	h.r.Rebalance(context.Background())
+	require.Empty(t, h.r.Queues())
+	require.Empty(t, h.puller.offsets())
+	h.broker.mu.Lock()
+	h.broker.queryErr = nil
+	h.broker.mu.Unlock()
+	h.r.Rebalance(context.Background())
+	require.Len(t, h.r.Queues(), 5)
+}
+
+func TestRebalanceStartFromFirstAndTimestamp(t *testing.T) {
+	ts := time.UnixMilli(1_700_000_000_000)
+	h := newHarness(t, func(c *Config) { c.StartFrom = StartFromTimestamp; c.StartTimestamp = ts })
+	retry := message.Queue{Topic: "%RETRY%g", BrokerName: "a", QueueID: 0}
+	h.broker.maxOffset[retry] = 9
+	h.r.Rebalance(context.Background())
+	got := h.puller.offsets()
+	require.Equal(t, int64(7), got[message.Queue{Topic: "t", BrokerName: "a", QueueID: 0}], "searched by timestamp")
+	require.Equal(t, int64(9), got[retry], "a retry queue starts at its max offset under FROM_TIMESTAMP")
+	require.Contains(t, h.broker.searched, ts.UnixMilli())
+
+	h2 := newHarness(t, func(c *Config) { c.StartFrom = StartFromFirst })
+	h2.r.Rebalance(context.Background())
+	for q, off := range h2.puller.offsets() {
+		require.Equal(t, int64(0), off, q.String())
+	}
+}
+
+func TestRebalanceBroadcastingTakesEveryQueue(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Clustering = false; c.Topics = func() []string { return []string{"t"} } })
+	h.r.Rebalance(context.Background())
+	require.Len(t, h.r.Queues(), 8)
+}
+
+func TestRebalanceOffsetIllegalRestartsAtTheCorrectedOffset(t *testing.T) {
+	h := newHarness(t, nil)
+	h.r.Rebalance(context.Background())
+	q := message.Queue{Topic: "t", BrokerName: "a", QueueID: 0}
+	var req *pull.Request
+	for _, r := range h.puller.got {
+		if r.Queue == q {
+			req = r
+		}
+	}
+	req.PQ.SetDropped(true)
+	h.r.OffsetIllegal(req, 33)
+	h.r.Rebalance(context.Background())
+	require.Equal(t, int64(33), h.broker.stored[q], "the corrected offset is persisted")
+	require.Equal(t, int64(33), h.puller.offsets()[q], "and the queue restarts there")
+	require.NotSame(t, req.PQ, h.r.ProcessQueues()[q])
+}
+
+func TestRebalanceDropsTopicsNoLongerSubscribedAndUnroutedTopicsRetry(t *testing.T) {
+	var mu sync.Mutex
+	topics := []string{"%RETRY%g", "t"}
+	h := newHarness(t, func(c *Config) {
+		c.Topics = func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(topics) }
+	})
+	h.r.Rebalance(context.Background())
+	mu.Lock()
+	topics = []string{"t", "unknown"}
+	mu.Unlock()
+	h.r.Rebalance(context.Background())
+	require.Empty(t, filterTopic(h.r.Queues(), "%RETRY%g"))
+	require.Positive(t, h.broker.refreshes, "a topic with no route asks for a refresh")
+}
+
+func TestRebalanceLoopRunsOnTrigger(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	h := newHarness(t, nil)
+	h.r.Start()
+	h.r.Trigger()
+	require.Eventually(t, func() bool { return len(h.r.Queues()) == 5 }, 5*time.Second, 5*time.Millisecond)
+	h.r.DropAll(context.Background())
+	require.Empty(t, h.r.Queues())
+	h.r.Stop()
+}
+
+func TestResetOffsets(t *testing.T) {
+	h := newHarness(t, nil)
+	h.r.Rebalance(context.Background())
+	q := message.Queue{Topic: "t", BrokerName: "a", QueueID: 1}
+	old := h.r.ProcessQueues()[q]
+	h.offsets.Update(q, 50, true)
+	h.r.ResetOffsets(context.Background(), "t", map[message.Queue]int64{q: 3})
+	require.True(t, old.Dropped())
+	require.Equal(t, int64(3), h.broker.stored[q], "persisted before the queue is recreated")
+	h.r.Rebalance(context.Background())
+	require.Equal(t, int64(3), h.puller.offsets()[q])
+}
