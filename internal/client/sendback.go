@@ -73,8 +73,7 @@ func (i *Instance) SendRetryMessage(ctx context.Context, group string, msg *mess
 		return err
 	}
 
-	props := msg.Properties // a copy of the value; edits below do not touch msg
-	props = message.PropertiesFromWire(props.String())
+	props := message.PropertiesFromWire(msg.Properties.String()) // a copy: msg is not changed
 	origin := props.Value(message.PropertyOriginMessageID)
 	if origin == "" {
 		origin = msg.MsgID()
@@ -86,21 +85,7 @@ func (i *Instance) SendRetryMessage(ctx context.Context, group string, msg *mess
 	props.Delete(message.PropertyMaxReconsumeTimes)
 	props.Set(message.PropertyDelayTimeLevel, strconv.Itoa(3+int(msg.ReconsumeTimes)))
 
-	h := protocol.SendMessageRequest{
-		ProducerGroup:         InnerProducerGroup,
-		Topic:                 topic,
-		DefaultTopic:          defaultTopic,
-		DefaultTopicQueueNums: 4,
-		QueueID:               q.QueueID,
-		BornTimestamp:         time.Now().UnixMilli(),
-		Flag:                  msg.Flag,
-		Properties:            props.String(),
-		ReconsumeTimes:        msg.ReconsumeTimes + 1,
-		MaxReconsumeTimes:     protocol.Some(maxReconsumeTimes),
-		BrokerName:            q.BrokerName,
-	}
-	req := remoting.NewRequest(protocol.RequestSendMessageV2, h.EncodeV2(), msg.Body)
-	_, err = i.invoke(ctx, addr, req, protocol.ResponseSuccess, protocol.ResponseFlushDiskTimeout,
-		protocol.ResponseFlushSlaveTimeout, protocol.ResponseSlaveNotAvailable)
+	_, err = i.sendTo(ctx, addr, InnerProducerGroup, q, &message.Message{Topic: topic, Flag: msg.Flag, Body: msg.Body, Properties: props},
+		msg.ReconsumeTimes+1, protocol.Some(maxReconsumeTimes))
 	return err
 }

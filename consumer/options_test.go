@@ -1,0 +1,109 @@
+package consumer
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestNewPushConsumerValidatesOptions(t *testing.T) {
+	ns := WithNameServers("127.0.0.1:9876")
+	for _, tc := range []struct {
+		name   string
+		group  string
+		opts   []Option
+		option string // the option the error must name; "" means valid
+	}{
+		{"defaults", "g", []Option{ns}, ""},
+		{"no name server", "g", nil, "WithNameServers"},
+		{"name server without port", "g", []Option{WithNameServers("localhost")}, "WithNameServers"},
+		{"several name servers", "g", []Option{WithNameServers("a:1;b:2", "c:3")}, ""},
+		{"workers 0", "g", []Option{ns, WithConsumeGoroutineNums(0)}, "WithConsumeGoroutineNums"},
+		{"batch 1025", "g", []Option{ns, WithConsumeMessageBatchMaxSize(1025)}, "WithConsumeMessageBatchMaxSize"},
+		{"pull batch 0", "g", []Option{ns, WithPullBatchSize(0)}, "WithPullBatchSize"},
+		{"span", "g", []Option{ns, WithConsumeConcurrentlyMaxSpan(0)}, "WithConsumeConcurrentlyMaxSpan"},
+		{"queue threshold", "g", []Option{ns, WithPullThresholdForQueue(70000)}, "WithPullThresholdForQueue"},
+		{"queue size", "g", []Option{ns, WithPullThresholdSizeForQueue(0)}, "WithPullThresholdSizeForQueue"},
+		{"topic threshold off", "g", []Option{ns, WithPullThresholdForTopic(-1)}, ""},
+		{"topic threshold 0", "g", []Option{ns, WithPullThresholdForTopic(0)}, "WithPullThresholdForTopic"},
+		{"topic size", "g", []Option{ns, WithPullThresholdSizeForTopic(0)}, "WithPullThresholdSizeForTopic"},
+		{"pull interval", "g", []Option{ns, WithPullInterval(-time.Second)}, "WithPullInterval"},
+		{"max reconsume", "g", []Option{ns, WithMaxReconsumeTimes(-2)}, "WithMaxReconsumeTimes"},
+		{"suspend", "g", []Option{ns, WithSuspendCurrentQueueTime(time.Millisecond)}, "WithSuspendCurrentQueueTime"},
+		{"consume timeout", "g", []Option{ns, WithConsumeTimeout(0)}, "WithConsumeTimeout"},
+		{"grace", "g", []Option{ns, WithTakeoverGrace(-1)}, "WithTakeoverGrace"},
+		{"heartbeat", "g", []Option{ns, WithHeartbeatInterval(0)}, "WithHeartbeatInterval"},
+		{"persist", "g", []Option{ns, WithPersistConsumerOffsetInterval(time.Millisecond)}, "WithPersistConsumerOffsetInterval"},
+		{"model", "g", []Option{ns, WithMessageModel(7)}, "WithMessageModel"},
+		{"from where", "g", []Option{ns, WithConsumeFromWhere(9)}, "WithConsumeFromWhere"},
+		{"instance", "g", []Option{ns, WithInstanceName("a@b")}, "WithInstanceName"},
+		{"credentials", "g", []Option{ns, WithCredentials(Credentials{AccessKey: "ak"})}, "WithCredentials"},
+		{"logger", "g", []Option{ns, WithLogger(nil)}, "WithLogger"},
+		{"strategy", "g", []Option{ns, WithAllocateStrategy(nil)}, "WithAllocateStrategy"},
+		{"empty group", "", []Option{ns}, "group"},
+		{"bad group", "a b", []Option{ns}, "group"},
+		{"reserved group", "DEFAULT_CONSUMER", []Option{ns}, "DEFAULT_CONSUMER"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := NewPushConsumer(tc.group, tc.opts...)
+			if tc.option == "" {
+				require.NoError(t, err)
+				require.NotNil(t, c)
+				return
+			}
+			require.ErrorContains(t, err, tc.option)
+		})
+	}
+}
+
+func TestDefaultsAreJavas(t *testing.T) {
+	c := defaultCfg()
+	require.Equal(t, 20, c.consumeGoroutines)
+	require.Equal(t, 1, c.consumeBatchMaxSize)
+	require.Equal(t, 32, c.pullBatchSize)
+	require.Equal(t, 2000, c.maxSpan)
+	require.Equal(t, 1000, c.pullThresholdForQueue)
+	require.Equal(t, 100, c.pullThresholdSizeMiB)
+	require.Equal(t, -1, c.pullThresholdForTopic)
+	require.Equal(t, -1, c.maxReconsumeTimes)
+	require.Equal(t, 15*time.Minute, c.consumeTimeout)
+	require.Equal(t, time.Second, c.suspendCurrentQueueTime)
+	require.Equal(t, 5*time.Second, c.persistInterval)
+	require.Equal(t, 20*time.Second, c.rebalanceInterval)
+	require.Equal(t, 15*time.Second, c.pullSuspend)
+	require.Equal(t, 30*time.Second, c.pullTimeout)
+	require.Equal(t, ConsumeFromLastOffset, c.consumeFrom)
+	require.Equal(t, "AVG", c.allocateStrategy.Name())
+}
+
+func TestSubscribeAndRegisterRules(t *testing.T) {
+	c, err := NewPushConsumer("g", WithNameServers("127.0.0.1:9876"))
+	require.NoError(t, err)
+	require.ErrorIs(t, c.Subscribe("t", SQL92("a > 1")), ErrNotSupported)
+	require.Error(t, c.Subscribe("", All()))
+	require.NoError(t, c.Subscribe("t", Tags("a", "b")))
+	sd, ok := c.subscription("t")
+	require.True(t, ok)
+	require.Equal(t, []string{"a", "b"}, sd.TagsSet)
+	require.Positive(t, sd.SubVersion, "subVersion in ms")
+	require.Less(t, sd.SubVersion, int64(1)<<42, "milliseconds, not nanoseconds")
+
+	require.Error(t, c.RegisterListener(nil))
+	require.Error(t, c.RegisterListener(42))
+	require.NoError(t, c.RegisterListener(ConcurrentlyFunc(nil)))
+	require.Error(t, c.RegisterListener(ConcurrentlyFunc(nil)), "one listener per consumer")
+	require.NoError(t, c.Shutdown(context.Background()), "shutting down a consumer never started is a no-op")
+}
+
+func TestClientID(t *testing.T) {
+	c := defaultCfg()
+	c.clientIP = "10.0.0.1"
+	now := time.Unix(0, 12345)
+	require.Regexp(t, `^10\.0\.0\.1@\d+#12345$`, c.clientID(now), "clustering replaces DEFAULT")
+	c.model = Broadcasting
+	require.Equal(t, "10.0.0.1@DEFAULT", c.clientID(now), "stable for the offsets file")
+	c.instanceName = "mine"
+	require.Equal(t, "10.0.0.1@mine", c.clientID(now))
+}
