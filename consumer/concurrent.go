@@ -233,3 +233,26 @@ func (s *concurrentService) consumeDirectly(msg *message.Ext, brokerName string)
 	result.SpentTimeMills = time.Since(begin).Milliseconds()
 	return result
 }
+
+// beforeAdd accepts every queue: concurrent consumption needs no broker lock.
+func (s *concurrentService) beforeAdd(context.Context, message.Queue, *processqueue.ProcessQueue) bool {
+	return true
+}
+
+// beforeRemove waits, within removeWait, for the listener calls in flight on a queue that
+// is being dropped, so their progress is in the offset persisted next and the queue's
+// next owner does not consume them again.
+func (s *concurrentService) beforeRemove(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue) bool {
+	ctx, cancel := context.WithTimeout(ctx, removeWait)
+	defer cancel()
+	if err := pq.WaitConsumeIdle(ctx); err != nil {
+		s.c.logf(logging.LevelWarn, "dropping a queue whose listener calls are still running; their messages may be consumed again by its next owner", q, err)
+	}
+	return true
+}
+
+// cancelAdd does nothing for concurrent consumption.
+func (s *concurrentService) cancelAdd(context.Context, message.Queue, *processqueue.ProcessQueue) {}
+
+// afterRemove does nothing for concurrent consumption.
+func (s *concurrentService) afterRemove(context.Context, message.Queue, *processqueue.ProcessQueue) {}

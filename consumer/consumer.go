@@ -36,6 +36,11 @@ type consumeService interface {
 	stop(ctx context.Context) error
 	expire(q message.Queue, pq *processqueue.ProcessQueue, now time.Time)
 	consumeDirectly(msg *message.Ext, brokerName string) *protocol.ConsumeMessageDirectlyResult
+	// The rebalancer's hooks (see rebalance.Config).
+	beforeAdd(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue) bool
+	cancelAdd(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue)
+	beforeRemove(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue) bool
+	afterRemove(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue)
 }
 
 // PushConsumer consumes the messages of its subscriptions and calls its listener with

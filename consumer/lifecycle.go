@@ -12,7 +12,6 @@ import (
 	"github.com/rmqpush/rmqpush/internal/protocol"
 	"github.com/rmqpush/rmqpush/message"
 	"github.com/rmqpush/rmqpush/offset"
-	"github.com/rmqpush/rmqpush/processqueue"
 	"github.com/rmqpush/rmqpush/pull"
 	"github.com/rmqpush/rmqpush/rebalance"
 )
@@ -179,7 +178,7 @@ func (c *PushConsumer) buildServices() error {
 	case ConcurrentlyListener:
 		c.service = newConcurrentService(c, l)
 	case OrderlyListener:
-		return fmt.Errorf("consumer: Start: orderly listeners: %w", ErrNotSupported)
+		c.service = newOrderlyService(c, l)
 	}
 	clustering := c.cfg.model == Clustering
 	_, orderly := c.listener.(OrderlyListener)
@@ -232,7 +231,10 @@ func (c *PushConsumer) buildServices() error {
 		Interval:       c.cfg.rebalanceInterval,
 		Topics:         c.topics,
 		Paused:         c.paused.Load,
-		BeforeRemove:   c.beforeRemove,
+		BeforeAdd:      c.service.beforeAdd,
+		CancelAdd:      c.service.cancelAdd,
+		BeforeRemove:   c.service.beforeRemove,
+		AfterRemove:    c.service.afterRemove,
 		Changed:        c.assignmentChanged,
 	})
 	return err
@@ -286,17 +288,6 @@ func (c *PushConsumer) assignmentChanged(topic string, _, mine []message.Queue) 
 		}
 	}
 	c.inst.HeartbeatSoon()
-}
-
-// beforeRemove waits, within removeWait, for the listener calls in flight on a queue
-// that is being dropped, so their progress is in the offset persisted next and the
-// queue's next owner does not consume them again.
-func (c *PushConsumer) beforeRemove(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue) {
-	ctx, cancel := context.WithTimeout(ctx, removeWait)
-	defer cancel()
-	if err := pq.WaitConsumeIdle(ctx); err != nil {
-		c.logf(logging.LevelWarn, "dropping a queue whose listener calls are still running; their messages may be consumed again by its next owner", q, err)
-	}
 }
 
 // persistAll writes the changed offsets of the assigned queues (every persist interval).

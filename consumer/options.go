@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rmqpush/rmqpush/internal/logging"
+	"github.com/rmqpush/rmqpush/processqueue"
 	"github.com/rmqpush/rmqpush/rebalance"
 )
 
@@ -107,6 +108,7 @@ type cfg struct {
 	consumeTimeout           time.Duration
 	postSubscriptionWhenPull bool
 	takeoverGrace            time.Duration
+	lockRenewInterval        time.Duration
 
 	heartbeatInterval time.Duration
 	routeInterval     time.Duration
@@ -148,6 +150,7 @@ func defaultCfg() cfg {
 		suspendCurrentQueueTime: time.Second,
 		consumeTimeout:          15 * time.Minute,
 		takeoverGrace:           time.Second,
+		lockRenewInterval:       20 * time.Second,
 		heartbeatInterval:       30 * time.Second,
 		routeInterval:           30 * time.Second,
 		persistInterval:         5 * time.Second,
@@ -205,6 +208,9 @@ func (c *cfg) validate() error {
 	if c.suspendCurrentQueueTime < 10*time.Millisecond || c.suspendCurrentQueueTime > 30*time.Second {
 		return optionError("WithSuspendCurrentQueueTime", "%v is out of range [10ms, 30s]", c.suspendCurrentQueueTime)
 	}
+	if c.lockRenewInterval >= processqueue.LockMaxLiveTime {
+		return optionError("WithLockRenewInterval", "%v must be shorter than the %v a local lock is trusted", c.lockRenewInterval, processqueue.LockMaxLiveTime)
+	}
 	if c.takeoverGrace < 0 || c.takeoverGrace > time.Minute {
 		return optionError("WithTakeoverGrace", "%v is out of range [0, 1m]", c.takeoverGrace)
 	}
@@ -219,6 +225,7 @@ func (c *cfg) validate() error {
 		{"WithPollNameServerInterval", c.routeInterval},
 		{"WithPersistConsumerOffsetInterval", c.persistInterval},
 		{"WithRebalanceInterval", c.rebalanceInterval},
+		{"WithLockRenewInterval", c.lockRenewInterval},
 		{"WithRequestTimeout", c.apiTimeout},
 	}
 	for _, d := range durations {

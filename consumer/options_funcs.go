@@ -123,6 +123,11 @@ func WithPostSubscriptionWhenPull(on bool) Option {
 // messages again. Default 1s; 0 starts gained queues at once, as Java does.
 func WithTakeoverGrace(d time.Duration) Option { return func(c *cfg) { c.takeoverGrace = d } }
 
+// WithLockRenewInterval sets how often an orderly clustering consumer renews its broker
+// locks. Default 20s (Java's rocketmq.client.rebalance.lockInterval); must stay below
+// the 30s a local lock is trusted.
+func WithLockRenewInterval(d time.Duration) Option { return func(c *cfg) { c.lockRenewInterval = d } }
+
 // WithHeartbeatInterval sets how often heartbeats are sent. Default 30s.
 func WithHeartbeatInterval(d time.Duration) Option { return func(c *cfg) { c.heartbeatInterval = d } }
 

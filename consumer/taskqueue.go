@@ -7,10 +7,13 @@ import (
 	"github.com/rmqpush/rmqpush/pull"
 )
 
-// task is one listener call to make: a batch of one queue's messages.
+// task is work for a consume worker: for concurrent consumption, one listener call on
+// a batch of one queue's messages; for orderly consumption, the queue's task (msgs nil),
+// which consumes the queue batch by batch, or tries to lock it first (relock).
 type task struct {
-	req  *pull.Request
-	msgs []*message.Ext
+	req    *pull.Request
+	msgs   []*message.Ext
+	relock bool
 }
 
 // taskQueue feeds the consume workers. It is a growable ring of task values, so queuing

@@ -285,7 +285,9 @@ func (r *Rebalancer) update(ctx context.Context, topic string, mine []message.Qu
 		}
 		if !slices.Contains(mine, q) {
 			lost = append(lost, req)
-		} else if req.PQ.PullExpired(now) {
+		} else if req.PQ.PullExpired(now) || req.PQ.Dropped() {
+			// Not pulled for too long, or dropped and kept (a removal BeforeRemove
+			// deferred, a lost orderly lock): recreate it.
 			expired = append(expired, req)
 		}
 	}
@@ -356,33 +358,46 @@ func (r *Rebalancer) remove(ctx context.Context, reqs []*pull.Request, why strin
 	if len(reqs) == 0 {
 		return 0
 	}
-	var wg sync.WaitGroup
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		removed []*pull.Request
+	)
 	for _, req := range reqs {
 		req.PQ.SetDropped(true)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if r.cfg.BeforeRemove != nil {
-				r.cfg.BeforeRemove(ctx, req.Queue, req.PQ)
+			if r.cfg.BeforeRemove != nil && !r.cfg.BeforeRemove(ctx, req.Queue, req.PQ) {
+				return // kept, dropped, for the next pass to try again
 			}
 			if err := r.cfg.Offsets.Persist(ctx, req.Queue); err != nil {
 				r.logf(logging.LevelWarn, "persisting the offset of a dropped queue failed", req.Queue, err)
 			}
 			r.cfg.Offsets.Remove(req.Queue)
+			if r.cfg.AfterRemove != nil {
+				r.cfg.AfterRemove(ctx, req.Queue, req.PQ)
+			}
+			mu.Lock()
+			removed = append(removed, req)
+			mu.Unlock()
 		}()
 	}
 	wg.Wait()
 	r.mu.Lock()
-	for _, req := range reqs {
+	for _, req := range removed {
 		if r.table[req.Queue] == req {
 			delete(r.table, req.Queue)
 		}
 	}
 	r.mu.Unlock()
-	for _, req := range reqs {
+	for _, req := range removed {
 		r.logf(logging.LevelInfo, "queue dropped: "+why, req.Queue, nil)
 	}
-	return len(reqs)
+	if len(removed) < len(reqs) {
+		r.retrySoon()
+	}
+	return len(removed)
 }
 
 // add creates the queues gained, one goroutine per broker, and submits their pull
@@ -430,20 +445,30 @@ func (r *Rebalancer) create(ctx context.Context, q message.Queue) *pull.Request 
 		r.retrySoon()
 		return nil
 	}
+	cancelAdd := func() {
+		if r.cfg.CancelAdd != nil {
+			r.cfg.CancelAdd(ctx, q, pq)
+		}
+	}
 	r.cfg.Offsets.Remove(q) // a stale in-memory offset from an earlier assignment
 	start, err := r.startOffset(ctx, q)
 	if err != nil {
 		r.logf(logging.LevelWarn, "cannot compute the queue's start offset; not starting it this round", q, err)
+		cancelAdd()
 		r.retrySoon()
 		return nil
 	}
 	req := pull.NewRequest(q, pq, start)
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, exists := r.table[q]; exists {
+	_, exists := r.table[q]
+	if !exists && ctx.Err() == nil {
+		r.table[q] = req
+	}
+	r.mu.Unlock()
+	if exists || ctx.Err() != nil {
+		cancelAdd()
 		return nil
 	}
-	r.table[q] = req
 	if logging.Enabled(r.log, logging.LevelInfo) {
 		r.log.Log(logging.LevelInfo, "queue added", "queue", q.String(), "offset", start)
 	}

@@ -71,8 +71,17 @@ type Config struct {
 	BeforeAdd func(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue) bool
 	// BeforeRemove is called after a queue was marked dropped and before its offset is
 	// persisted and forgotten: the consume service waits here for the listener calls in
-	// flight on the queue, so their progress is persisted too. May be nil.
-	BeforeRemove func(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue)
+	// flight on the queue, so their progress is persisted too. Returning false keeps the
+	// queue (still dropped) for the next pass to try again: an orderly listener call
+	// still running. May be nil.
+	BeforeRemove func(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue) bool
+	// CancelAdd is called when BeforeAdd accepted a queue that was then not added (its
+	// start offset unknown, or the pass cancelled): orderly consumption releases the lock
+	// it took. ctx may be cancelled already. May be nil.
+	CancelAdd func(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue)
+	// AfterRemove is called once a queue's offset was persisted and forgotten (orderly
+	// consumption unlocks the queue on the broker here). May be nil.
+	AfterRemove func(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue)
 	// Changed is called after a topic's assignment changed, with every queue of the
 	// topic and the queues this client now has. May be nil.
 	Changed func(topic string, all, mine []message.Queue)

@@ -123,10 +123,11 @@ func newHarness(t *testing.T, mutate func(*Config)) *harness {
 		Group: "g", Clustering: true, Strategy: Averagely{}, Broker: h.broker, Offsets: h.offsets,
 		Puller: h.puller, Interval: time.Hour,
 		Topics: func() []string { return []string{"%RETRY%g", "t"} },
-		BeforeRemove: func(_ context.Context, q message.Queue, pq *processqueue.ProcessQueue) {
+		BeforeRemove: func(_ context.Context, q message.Queue, pq *processqueue.ProcessQueue) bool {
 			h.mu.Lock()
 			h.removed = append(h.removed, q)
 			h.mu.Unlock()
+			return true
 		},
 		Changed: func(topic string, _, _ []message.Queue) {
 			h.mu.Lock()

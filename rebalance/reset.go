@@ -31,7 +31,7 @@ func (r *Rebalancer) ResetOffsets(ctx context.Context, topic string, offsets map
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r.cfg.BeforeRemove(ctx, req.Queue, req.PQ)
+				_ = r.cfg.BeforeRemove(ctx, req.Queue, req.PQ) // the reset goes ahead regardless
 			}()
 		}
 	}
@@ -60,4 +60,24 @@ func (r *Rebalancer) ResetOffsets(ctx context.Context, topic string, offsets map
 	}
 	r.passMu.Unlock()
 	r.Trigger()
+}
+
+// Forget drops a queue without persisting its offset, and creates it again at the next
+// pass, from the offset stored on the broker. Orderly consumption calls it when this
+// client regains a queue's lock and finds that another client consumed it further
+// meanwhile: this client's cached messages and in-memory offset are stale, and
+// persisting them would move the group's offset back.
+func (r *Rebalancer) Forget(q message.Queue) {
+	r.mu.Lock()
+	req, ok := r.table[q]
+	if ok {
+		req.PQ.SetDropped(true)
+		delete(r.table, q)
+	}
+	r.mu.Unlock()
+	if ok {
+		r.cfg.Offsets.Remove(q)
+		r.logf(logging.LevelInfo, "queue forgotten to start again from the broker's offset", q, nil)
+		r.Trigger()
+	}
 }

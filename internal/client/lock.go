@@ -2,11 +2,15 @@ package client
 
 import (
 	"context"
+	"time"
 
 	"github.com/rmqpush/rmqpush/internal/protocol"
 	"github.com/rmqpush/rmqpush/message"
 	"github.com/rmqpush/rmqpush/remoting"
 )
+
+// lockTimeout bounds lock and unlock calls, as Java's 1 s.
+const lockTimeout = time.Second
 
 // LockBatch asks the master of brokerName to lock qs for the group and this client, and
 // returns the queues it locked (orderly consumption).
@@ -19,7 +23,7 @@ func (i *Instance) LockBatch(ctx context.Context, group, brokerName string, qs [
 		return nil, err
 	}
 	body := protocol.LockBatchRequest{ConsumerGroup: group, ClientID: i.cfg.ClientID, MQSet: qs}
-	resp, err := i.invoke(ctx, addr, remoting.NewRequest(protocol.RequestLockBatchMQ, nil, body.Encode(protocol.StyleStandard)))
+	resp, err := i.invokeWithin(ctx, lockTimeout, addr, remoting.NewRequest(protocol.RequestLockBatchMQ, nil, body.Encode(protocol.StyleStandard)))
 	if err != nil {
 		return nil, err
 	}
@@ -41,6 +45,6 @@ func (i *Instance) UnlockBatch(ctx context.Context, group, brokerName string, qs
 		return err
 	}
 	body := protocol.UnlockBatchRequest{ConsumerGroup: group, ClientID: i.cfg.ClientID, MQSet: qs}
-	_, err = i.invoke(ctx, addr, remoting.NewRequest(protocol.RequestUnlockBatchMQ, nil, body.Encode(protocol.StyleStandard)))
+	_, err = i.invokeWithin(ctx, lockTimeout, addr, remoting.NewRequest(protocol.RequestUnlockBatchMQ, nil, body.Encode(protocol.StyleStandard)))
 	return err
 }

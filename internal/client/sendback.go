@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -57,6 +58,28 @@ func (i *Instance) SendMessageBack(ctx context.Context, group string, msg *messa
 // 3 + reconsume times; the broker moves it to the dead-letter queue when it is past the
 // max.
 func (i *Instance) SendRetryMessage(ctx context.Context, group string, msg *message.Ext, maxReconsumeTimes int32) error {
+	return i.sendToRetryTopic(ctx, group, msg, msg.ReconsumeTimes+1, maxReconsumeTimes)
+}
+
+// SendToDeadLetter moves an orderly message past the group's max reconsume times to
+// %DLQ%<group>: CONSUMER_SEND_MSG_BACK with delay level -1, which every broker version
+// sends straight to the dead-letter queue, or, if that fails, a copy sent to the retry
+// topic with reconsume times beyond the max, which brokers route to the dead-letter queue
+// whether they compare with > (5.x) or >= (older). (Java's orderly service sends the copy
+// with reconsume times equal to the max, which a 5.x broker without the group's lock
+// records puts back in the retry topic, over and over.)
+func (i *Instance) SendToDeadLetter(ctx context.Context, group string, msg *message.Ext, maxReconsumeTimes int32) error {
+	err := i.SendMessageBack(ctx, group, msg, -1, maxReconsumeTimes)
+	if err == nil {
+		return nil
+	}
+	if err2 := i.sendToRetryTopic(ctx, group, msg, max(msg.ReconsumeTimes, maxReconsumeTimes)+1, maxReconsumeTimes); err2 != nil {
+		return errors.Join(err, err2)
+	}
+	return nil
+}
+
+func (i *Instance) sendToRetryTopic(ctx context.Context, group string, msg *message.Ext, reconsumeTimes, maxReconsumeTimes int32) error {
 	topic := RetryTopic(group)
 	qs, ok := i.WritableQueues(topic)
 	if !ok || len(qs) == 0 {
@@ -86,6 +109,6 @@ func (i *Instance) SendRetryMessage(ctx context.Context, group string, msg *mess
 	props.Set(message.PropertyDelayTimeLevel, strconv.Itoa(3+int(msg.ReconsumeTimes)))
 
 	_, err = i.sendTo(ctx, addr, InnerProducerGroup, q, &message.Message{Topic: topic, Flag: msg.Flag, Body: msg.Body, Properties: props},
-		msg.ReconsumeTimes+1, protocol.Some(maxReconsumeTimes))
+		reconsumeTimes, protocol.Some(maxReconsumeTimes))
 	return err
 }

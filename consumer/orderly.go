@@ -1,0 +1,321 @@
+package consumer
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/rmqpush/rmqpush/internal/logging"
+	"github.com/rmqpush/rmqpush/internal/protocol"
+	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/processqueue"
+	"github.com/rmqpush/rmqpush/pull"
+)
+
+// Java's constants for orderly consumption.
+const (
+	// maxConsumeContinuously is how long one task consumes a queue before it yields its
+	// worker to other queues (Java MAX_TIME_CONSUME_CONTINUOUSLY).
+	maxConsumeContinuously = time.Minute
+	// Delays before a queue's task runs again: after yielding or a re-lock (10 ms),
+	// after finding the queue unlocked (100 ms, then a lock attempt), after a failed
+	// lock attempt (3 s).
+	orderlyAgainDelay   = 10 * time.Millisecond
+	orderlyRelockDelay  = 100 * time.Millisecond
+	orderlyLockFailWait = 3 * time.Second
+	// suspend delays are clamped to this range (Java's submitConsumeRequestLater).
+	minSuspend = 10 * time.Millisecond
+	maxSuspend = 30 * time.Second
+	// removeLockWait bounds how long dropping an orderly queue waits for the listener
+	// call in progress on it (Java: 1 s in 4.9).
+	removeLockWait = time.Second
+)
+
+// orderlyService is the orderly consume service: one task per queue at a time, which
+// takes the queue's messages in offset order, batch by batch, while this client holds
+// the queue's broker lock (clustering). The tasks run on the same fixed worker pool
+// design as concurrent consumption: no goroutine per queue.
+type orderlyService struct {
+	c        *PushConsumer
+	listener OrderlyListener
+	queue    *taskQueue
+	workers  sync.WaitGroup
+	locks    *queueLocks // nil for broadcasting
+}
+
+func newOrderlyService(c *PushConsumer, l OrderlyListener) *orderlyService {
+	s := &orderlyService{c: c, listener: l, queue: newTaskQueue()}
+	if c.cfg.model == Clustering {
+		s.locks = &queueLocks{c: c}
+	}
+	return s
+}
+
+func (s *orderlyService) start() {
+	for range s.c.cfg.consumeGoroutines {
+		s.workers.Add(1)
+		go s.work()
+	}
+	if s.locks != nil {
+		s.c.sched.every(s.c.cfg.lockRenewInterval, s.locks.renewAll)
+	}
+}
+
+func (s *orderlyService) stop(ctx context.Context) error {
+	s.queue.close()
+	done := make(chan struct{})
+	go func() { s.workers.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("consumer: orderly listener calls still running at shutdown: %w", ctx.Err())
+	}
+}
+
+// Dispatch starts a task for the queue when the ProcessQueue asks for one (no task owns
+// the queue yet); see pull.Dispatcher.
+func (s *orderlyService) Dispatch(r *pull.Request, _ []*message.Ext, dispatch bool) {
+	if dispatch {
+		s.queue.push(task{req: r})
+	}
+}
+
+func (s *orderlyService) work() {
+	defer s.workers.Done()
+	for {
+		t, ok := s.queue.pop()
+		if !ok {
+			return
+		}
+		if t.relock && !s.locks.relock(t.req.Queue, t.req.PQ) {
+			if !t.req.PQ.Dropped() {
+				s.relockLater(t.req, orderlyLockFailWait)
+			}
+			continue
+		}
+		s.run(t.req)
+	}
+}
+
+// later runs the queue's task again after d.
+func (s *orderlyService) later(r *pull.Request, d time.Duration) {
+	s.c.sched.after(d, func() {
+		if !r.PQ.Dropped() {
+			s.queue.push(task{req: r})
+		}
+	})
+}
+
+// run is one task: Java's ConsumeMessageOrderlyService.ConsumeRequest.run.
+func (s *orderlyService) run(r *pull.Request) {
+	pq := r.PQ
+	if pq.Dropped() {
+		return
+	}
+	if s.locks != nil && !s.locks.valid(pq) {
+		s.relockLater(r, orderlyRelockDelay)
+		return
+	}
+	begin := time.Now()
+	for {
+		if pq.Dropped() {
+			return
+		}
+		if s.locks != nil && !s.locks.valid(pq) {
+			s.relockLater(r, orderlyAgainDelay)
+			return
+		}
+		if time.Since(begin) > maxConsumeContinuously {
+			s.later(r, orderlyAgainDelay) // let other queues have the worker
+			return
+		}
+		msgs := pq.Take(s.c.cfg.consumeBatchMaxSize)
+		if len(msgs) == 0 {
+			return // Take cleared the queue's task mark; the next Put starts a task
+		}
+		if !s.consumeBatch(r, msgs) {
+			return
+		}
+	}
+}
+
+// consumeBatch calls the listener on msgs and applies the result (Java's
+// processConsumeResult with autoCommit). It reports whether the task may go on.
+func (s *orderlyService) consumeBatch(r *pull.Request, msgs []*message.Ext) bool {
+	pq, q := r.PQ, r.Queue
+	oc := OrderlyContext{Queue: q, SuspendCurrentQueueTimeMillis: -1}
+	// The consume lock keeps a rebalance from unlocking the queue in the middle of a
+	// call; it is free unless a removal holds it.
+	if !pq.TryLockConsume() {
+		pq.Rollback()
+		s.later(r, orderlyAgainDelay)
+		return false
+	}
+	if pq.Dropped() {
+		pq.UnlockConsume()
+		pq.Rollback()
+		return false
+	}
+	begin := time.Now()
+	for _, h := range s.c.cfg.hooks {
+		h.BeforeConsume(s.c.group, q, msgs)
+	}
+	// The consume lock is held until the result is applied: a removal that waits for it
+	// then persists an offset that includes this batch.
+	defer pq.UnlockConsume()
+	status := s.call(msgs, &oc)
+	took := time.Since(begin)
+	for _, h := range s.c.cfg.hooks {
+		h.AfterConsume(s.c.group, q, msgs, status.String(), status == OrderlySuccess, took)
+	}
+	ok := status == OrderlySuccess
+	ack := len(msgs) - 1
+	if !ok {
+		ack = -1
+	}
+	s.c.stats.consumed(q.Topic, took, ok, len(msgs), ack)
+
+	if status == SuspendCurrentQueueAMoment && s.retryLocally(msgs) {
+		pq.ConsumeAgain(msgs)
+		s.later(r, s.suspendDelay(oc.SuspendCurrentQueueTimeMillis))
+		return false
+	}
+	// Consumed, or past MaxReconsumeTimes and handed to the dead-letter queue. The
+	// offset is stored even if the queue was just dropped: its removal persists it after
+	// this call (it waits for the consume lock); a queue dropped for an illegal offset or
+	// a reset has its offset frozen.
+	if off, committed := pq.Commit(); committed {
+		s.c.offsets.Update(q, off, false)
+	}
+	return !pq.Dropped()
+}
+
+// retryLocally is Java's checkReconsumeTimes: the messages are consumed again here
+// unless every one of them is past MaxReconsumeTimes and was sent to the dead-letter
+// queue. Each message consumed again counts one more reconsume time.
+func (s *orderlyService) retryLocally(msgs []*message.Ext) bool {
+	limit := s.c.maxReconsumeTimes()
+	again := false
+	for _, m := range msgs {
+		if m.ReconsumeTimes >= limit {
+			if err := s.c.inst.SendToDeadLetter(context.Background(), s.c.group, m, limit); err == nil {
+				s.c.logMsg(logging.LevelWarn, "orderly message past MaxReconsumeTimes sent to the dead-letter queue", m.Queue(), m, nil)
+				continue
+			} else {
+				s.c.logMsg(logging.LevelError, "sending an orderly message to the dead-letter queue failed; consuming it again", m.Queue(), m, err)
+			}
+		}
+		m.ReconsumeTimes++
+		again = true
+	}
+	return again
+}
+
+// suspendDelay turns a context's suspend time into a delay: -1 means the consumer's
+// option; the result is clamped to [10 ms, 30 s].
+func (s *orderlyService) suspendDelay(ms int64) time.Duration {
+	d := s.c.cfg.suspendCurrentQueueTime
+	if ms >= 0 {
+		d = time.Duration(ms) * time.Millisecond
+	}
+	return min(max(d, minSuspend), maxSuspend)
+}
+
+// call runs the listener; a panic counts as SuspendCurrentQueueAMoment.
+func (s *orderlyService) call(msgs []*message.Ext, oc *OrderlyContext) (status OrderlyStatus) {
+	defer func() {
+		if p := recover(); p != nil {
+			status = SuspendCurrentQueueAMoment
+			s.c.logPanic(oc.Queue, msgs, p, debug.Stack())
+		}
+	}()
+	status = s.listener.ConsumeOrderly(s.c.listenerCtx, msgs, oc)
+	if status != OrderlySuccess && status != SuspendCurrentQueueAMoment {
+		s.c.logf(logging.LevelWarn, "orderly listener returned an unknown status; suspending the queue", oc.Queue, fmt.Errorf("status %d", status))
+		status = SuspendCurrentQueueAMoment
+	}
+	return status
+}
+
+// relockLater tries to lock the queue after d and runs its task again: soon when the
+// lock was obtained, after 3 s when not (Java's tryLockLaterAndReconsume).
+func (s *orderlyService) relockLater(r *pull.Request, d time.Duration) {
+	s.c.sched.after(d, func() {
+		if r.PQ.Dropped() {
+			return
+		}
+		// The lock call blocks; run it on a worker, not on the scheduler.
+		s.queue.push(task{req: r, relock: true})
+	})
+}
+
+// expire does nothing: orderly consumption has no consume timeout, as in Java.
+func (s *orderlyService) expire(message.Queue, *processqueue.ProcessQueue, time.Time) {}
+
+// consumeDirectly runs the listener on one message for an admin tool.
+func (s *orderlyService) consumeDirectly(msg *message.Ext, brokerName string) *protocol.ConsumeMessageDirectlyResult {
+	q := message.Queue{Topic: msg.Topic, BrokerName: brokerName, QueueID: msg.QueueID}
+	oc := OrderlyContext{Queue: q, SuspendCurrentQueueTimeMillis: -1}
+	result := &protocol.ConsumeMessageDirectlyResult{Order: true, AutoCommit: true}
+	begin := time.Now()
+	panicked := false
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				panicked = true
+				result.Remark = fmt.Sprint(p)
+				s.c.logPanic(q, []*message.Ext{msg}, p, debug.Stack())
+			}
+		}()
+		if s.listener.ConsumeOrderly(s.c.listenerCtx, []*message.Ext{msg}, &oc) == OrderlySuccess {
+			result.ConsumeResult = protocol.CRSuccess
+		} else {
+			result.ConsumeResult = protocol.CRLater
+		}
+	}()
+	if panicked {
+		result.ConsumeResult = protocol.CRThrowException
+	}
+	result.SpentTimeMills = time.Since(begin).Milliseconds()
+	return result
+}
+
+// beforeAdd locks a new queue on the broker (clustering).
+func (s *orderlyService) beforeAdd(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue) bool {
+	if s.locks == nil {
+		return true
+	}
+	return s.locks.lockNew(ctx, q, pq)
+}
+
+// beforeRemove waits for the call in progress on the queue and keeps it from starting
+// another until afterRemove.
+func (s *orderlyService) beforeRemove(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue) bool {
+	if s.locks == nil {
+		ctx, cancel := context.WithTimeout(ctx, removeLockWait)
+		defer cancel()
+		if err := pq.LockConsume(ctx); err != nil {
+			return false
+		}
+		pq.UnlockConsume()
+		return true
+	}
+	return s.locks.release(ctx, q, pq)
+}
+
+// cancelAdd releases the lock beforeAdd took for a queue that was not added after all.
+func (s *orderlyService) cancelAdd(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue) {
+	if s.locks != nil {
+		s.locks.unlockBroker(ctx, q, pq)
+	}
+}
+
+// afterRemove unlocks the queue on the broker once its offset was persisted.
+func (s *orderlyService) afterRemove(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue) {
+	if s.locks != nil {
+		s.locks.unlock(ctx, q, pq)
+	}
+}
