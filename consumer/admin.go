@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rmqpush/rmqpush/internal/client"
 	"github.com/rmqpush/rmqpush/internal/logging"
 	"github.com/rmqpush/rmqpush/internal/protocol"
 	"github.com/rmqpush/rmqpush/message"
@@ -36,17 +37,14 @@ func (h instanceHooks) OnConsumerIDsChanged() { h.rebalanceSoon() }
 
 func (h instanceHooks) OnRouteChanged(string) { h.rebalanceSoon() }
 
-func (h instanceHooks) rebalanceSoon() {
-	if r := h.c.rebalancer; r != nil && h.c.state.Load() == stateRunning {
-		r.Trigger()
-	}
-}
+// rebalanceSoon asks for a pass. The consumer registers with the instance only after
+// its services exist, so the rebalancer is set; a trigger before its loop starts runs
+// at the loop's first turn.
+func (h instanceHooks) rebalanceSoon() { h.c.rebalancer.Trigger() }
 
 // ResetOffset applies an admin's offset reset to topic's queues.
 func (h instanceHooks) ResetOffset(ctx context.Context, topic string, offsets map[message.Queue]int64) {
-	if r := h.c.rebalancer; r != nil && h.c.state.Load() == stateRunning {
-		r.ResetOffsets(ctx, topic, offsets)
-	}
+	h.c.rebalancer.ResetOffsets(ctx, topic, offsets)
 }
 
 // RunningInfo returns Java's ConsumerRunningInfo for admin tools.
@@ -89,7 +87,7 @@ func (h instanceHooks) RunningInfo() *protocol.ConsumerRunningInfo {
 	for _, topic := range slices.Sorted(maps.Keys(subs)) {
 		info.SubscriptionSet = append(info.SubscriptionSet, subs[topic])
 	}
-	if c.rebalancer != nil {
+	{
 		committed := c.offsets.Table()
 		for q, pq := range c.rebalancer.ProcessQueues() {
 			s := pq.Snapshot()
@@ -127,14 +125,10 @@ func (h instanceHooks) RunningInfo() *protocol.ConsumerRunningInfo {
 // ConsumeMessageDirectly runs the listener on msg for an admin tool.
 func (h instanceHooks) ConsumeMessageDirectly(_ context.Context, msg *message.Ext, brokerName string) *protocol.ConsumeMessageDirectlyResult {
 	c := h.c
-	if c.service == nil || c.state.Load() != stateRunning {
+	if c.state.Load() != stateRunning {
 		return &protocol.ConsumeMessageDirectlyResult{ConsumeResult: protocol.CRThrowException, Remark: "consumer not running"}
 	}
-	if retry := "%RETRY%" + c.group; msg.Topic == retry {
-		if orig, ok := msg.Properties.Get(message.PropertyRetryTopic); ok {
-			msg.Topic = orig
-		}
-	}
+	client.ResetRetryTopic(c.group, msg)
 	if logging.Enabled(c.log, logging.LevelInfo) {
 		c.log.Log(logging.LevelInfo, "consuming a message directly for an admin tool", "group", c.group, "msgId", msg.MsgID())
 	}
@@ -144,9 +138,6 @@ func (h instanceHooks) ConsumeMessageDirectly(_ context.Context, msg *message.Ex
 // ConsumerStatus returns the in-memory offsets of topic's queues.
 func (h instanceHooks) ConsumerStatus(topic string) map[message.Queue]int64 {
 	out := map[message.Queue]int64{}
-	if h.c.offsets == nil {
-		return out
-	}
 	for q, off := range h.c.offsets.Table() {
 		if q.Topic == topic {
 			out[q] = off

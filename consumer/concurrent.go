@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
-	"sync"
 	"time"
 
 	"github.com/rmqpush/rmqpush/internal/logging"
@@ -33,31 +32,22 @@ type concurrentService struct {
 	c        *PushConsumer
 	listener ConcurrentlyListener
 	queue    *taskQueue
-	workers  sync.WaitGroup
+	workers  workerGroup
 }
 
 func newConcurrentService(c *PushConsumer, l ConcurrentlyListener) *concurrentService {
 	return &concurrentService{c: c, listener: l, queue: newTaskQueue()}
 }
 
-func (s *concurrentService) start() {
-	for range s.c.cfg.consumeGoroutines {
-		s.workers.Add(1)
-		go s.work()
-	}
-}
+func (s *concurrentService) start() { s.workers.start(s.c.cfg.consumeGoroutines, s.work) }
 
 // stop drops the queued batches and waits, within ctx, for the listener calls in flight.
 func (s *concurrentService) stop(ctx context.Context) error {
 	s.queue.close()
-	done := make(chan struct{})
-	go func() { s.workers.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("consumer: listener calls still running at shutdown: %w", ctx.Err())
+	if err := s.workers.wait(ctx); err != nil {
+		return fmt.Errorf("consumer: listener calls still running at shutdown: %w", err)
 	}
+	return nil
 }
 
 // Dispatch queues a pull's messages in batches; see pull.Dispatcher.
@@ -68,13 +58,16 @@ func (s *concurrentService) Dispatch(r *pull.Request, msgs []*message.Ext, _ boo
 }
 
 func (s *concurrentService) work() {
-	defer s.workers.Done()
 	for {
 		t, ok := s.queue.pop()
 		if !ok {
 			return
 		}
-		s.consume(t)
+		if t.expired {
+			s.sendBackExpired(t)
+		} else {
+			s.consume(t)
+		}
 	}
 }
 
@@ -158,7 +151,7 @@ func (s *concurrentService) apply(t task, status ConcurrentlyStatus, cc *Concurr
 			}
 		}
 	}
-	if off := t.req.PQ.Remove(done); off >= 0 {
+	if off := t.req.PQ.Remove(done); off >= 0 && !t.req.PQ.Discarded() {
 		s.c.offsets.Update(t.req.Queue, off, true)
 	}
 }
@@ -167,11 +160,16 @@ func (s *concurrentService) apply(t task, status ConcurrentlyStatus, cc *Concurr
 // more reconsume time, as Java does when a send-back and its fallback both failed. The
 // messages stay cached meanwhile, so the offset cannot pass them.
 func (s *concurrentService) reconsumeLater(r *pull.Request, msgs []*message.Ext) {
+	r.PQ.ClearConsumeStart(msgs) // not in a listener call until they are consumed again
 	for _, m := range msgs {
 		m.ReconsumeTimes++
 	}
 	s.c.sched.after(reconsumeLaterDelay, func() {
-		if !r.PQ.Dropped() {
+		if r.PQ.Dropped() {
+			return
+		}
+		// Those the consume timeout sent back meanwhile are gone from the cache.
+		if msgs := r.PQ.Cached(msgs); len(msgs) > 0 {
 			s.queue.pushBatches(r, msgs, s.c.cfg.consumeBatchMaxSize)
 		}
 	})
@@ -186,20 +184,36 @@ func containsMsg(list []*message.Ext, m *message.Ext) bool {
 	return false
 }
 
-// expire sends back the messages of pq whose listener call has run longer than the
-// consume timeout, and removes them so the offset can move on (Java's cleanExpiredMsg,
-// checked every second here instead of every 15 minutes).
-func (s *concurrentService) expire(q message.Queue, pq *processqueue.ProcessQueue, now time.Time) {
+// expire finds the messages of pq whose listener call has run longer than the consume
+// timeout (Java's cleanExpiredMsg, checked every second here instead of every 15
+// minutes) and hands them to the workers, which send them back so the offset can move
+// on: the scheduler must not wait on the network. Each is stamped again so the next
+// check does not hand it over twice.
+func (s *concurrentService) expire(r *pull.Request, now time.Time) {
 	if s.c.cfg.model == Broadcasting {
 		return
 	}
-	for _, m := range pq.Expired(now, s.c.cfg.consumeTimeout, 16) {
-		s.c.logMsg(logging.LevelWarn, "listener call past the consume timeout; sending the message back", q, m, nil)
+	expired := r.PQ.Expired(now, s.c.cfg.consumeTimeout, 16)
+	if len(expired) == 0 {
+		return
+	}
+	r.PQ.MarkConsumeStart(expired, now)
+	s.queue.push(task{req: r, msgs: expired, expired: true})
+}
+
+// sendBackExpired sends back messages past the consume timeout (level 3) and removes
+// those it could, so the offset moves past them; the listener call's own result is then
+// ignored for them. A message whose send-back failed stays and is tried at a later
+// check.
+func (s *concurrentService) sendBackExpired(t task) {
+	pq := t.req.PQ
+	for _, m := range pq.Cached(t.msgs) {
+		s.c.logMsg(logging.LevelWarn, "listener call past the consume timeout; sending the message back", t.req.Queue, m, nil)
 		if !s.c.sendBack(m, timeoutDelayLevel) {
-			continue // stays cached; tried again at the next check
+			continue
 		}
-		if off := pq.Remove([]*message.Ext{m}); off >= 0 {
-			s.c.offsets.Update(q, off, true)
+		if off := pq.Remove([]*message.Ext{m}); off >= 0 && !pq.Discarded() {
+			s.c.offsets.Update(t.req.Queue, off, true)
 		}
 	}
 }
@@ -242,7 +256,10 @@ func (s *concurrentService) beforeAdd(context.Context, message.Queue, *processqu
 // beforeRemove waits, within removeWait, for the listener calls in flight on a queue that
 // is being dropped, so their progress is in the offset persisted next and the queue's
 // next owner does not consume them again.
-func (s *concurrentService) beforeRemove(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue) bool {
+func (s *concurrentService) beforeRemove(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue, release bool) bool {
+	if !release {
+		return true // a restart: the calls in flight are discarded, nothing to wait for
+	}
 	ctx, cancel := context.WithTimeout(ctx, removeWait)
 	defer cancel()
 	if err := pq.WaitConsumeIdle(ctx); err != nil {
@@ -255,4 +272,5 @@ func (s *concurrentService) beforeRemove(ctx context.Context, q message.Queue, p
 func (s *concurrentService) cancelAdd(context.Context, message.Queue, *processqueue.ProcessQueue) {}
 
 // afterRemove does nothing for concurrent consumption.
-func (s *concurrentService) afterRemove(context.Context, message.Queue, *processqueue.ProcessQueue) {}
+func (s *concurrentService) afterRemove(context.Context, message.Queue, *processqueue.ProcessQueue, bool) {
+}

@@ -34,13 +34,13 @@ type consumeService interface {
 	pull.Dispatcher
 	start()
 	stop(ctx context.Context) error
-	expire(q message.Queue, pq *processqueue.ProcessQueue, now time.Time)
+	expire(r *pull.Request, now time.Time)
 	consumeDirectly(msg *message.Ext, brokerName string) *protocol.ConsumeMessageDirectlyResult
 	// The rebalancer's hooks (see rebalance.Config).
 	beforeAdd(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue) bool
 	cancelAdd(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue)
-	beforeRemove(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue) bool
-	afterRemove(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue)
+	beforeRemove(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue, release bool) bool
+	afterRemove(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue, release bool)
 }
 
 // PushConsumer consumes the messages of its subscriptions and calls its listener with
@@ -65,6 +65,13 @@ type PushConsumer struct {
 	service    consumeService
 	sched      *scheduler
 	stats      *stats
+
+	// Start and Shutdown: Shutdown during Start sets shutdownAsked, cancels Start and
+	// waits for startDone. ready is set once Start succeeded.
+	cancelStart   context.CancelFunc
+	startDone     chan struct{}
+	shutdownAsked atomic.Bool
+	ready         atomic.Bool
 
 	paused      atomic.Bool
 	assigned    atomic.Pointer[map[string]int] // assigned queues per topic
@@ -193,7 +200,7 @@ func (c *PushConsumer) Suspend() { c.paused.Store(true) }
 // Resume undoes Suspend and rebalances at once.
 func (c *PushConsumer) Resume() {
 	c.paused.Store(false)
-	if c.rebalancer != nil && c.state.Load() == stateRunning {
+	if c.ready.Load() {
 		c.rebalancer.Trigger()
 	}
 }
@@ -202,8 +209,8 @@ func (c *PushConsumer) Resume() {
 func (c *PushConsumer) Stats() Stats {
 	now := time.Now()
 	out := Stats{Topics: c.stats.snapshot(now), Queues: map[message.Queue]QueueStats{}}
-	if c.rebalancer == nil {
-		return out
+	if !c.ready.Load() {
+		return out // the fields below are set by a successful Start
 	}
 	committed := c.offsets.Table()
 	for q, pq := range c.rebalancer.ProcessQueues() {
@@ -233,7 +240,7 @@ func (c *PushConsumer) maxReconsumeTimes() int32 {
 // sendBack asks the broker to deliver msg again later (CONSUMER_SEND_MSG_BACK), falling
 // back to sending a copy to the retry topic; it reports whether either worked.
 func (c *PushConsumer) sendBack(msg *message.Ext, delayLevel int32) bool {
-	ctx := context.Background()
+	ctx := c.listenerCtx // ends when Shutdown gives up on the listeners
 	err := c.inst.SendMessageBack(ctx, c.group, msg, delayLevel, c.maxReconsumeTimes())
 	if err == nil {
 		return true

@@ -26,7 +26,7 @@ const (
 // Start connects, subscribes and starts consuming. It returns once the routes of the
 // subscribed topics are known, the brokers accepted a heartbeat and the first
 // rebalance ran; on error everything it started is stopped again. ctx bounds the calls
-// Start makes.
+// Start makes. A Shutdown during Start makes Start stop and return ErrClosed.
 func (c *PushConsumer) Start(ctx context.Context) error {
 	c.mu.Lock()
 	switch c.state.Load() {
@@ -46,20 +46,35 @@ func (c *PushConsumer) Start(ctx context.Context) error {
 		c.mu.Unlock()
 		return errors.New("consumer: Start: no subscription (Subscribe)")
 	}
+	startCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c.cancelStart, c.startDone = cancel, make(chan struct{})
 	c.state.Store(stateStarting)
 	c.mu.Unlock()
 
-	if err := c.start(ctx); err != nil {
-		c.teardown(context.Background())
-		c.state.Store(stateShutdown)
-		return err
+	err := c.start(startCtx)
+	if c.shutdownAsked.Load() {
+		err = fmt.Errorf("consumer: Start: shut down while starting: %w", ErrClosed)
 	}
-	c.state.Store(stateRunning)
-	if logging.Enabled(c.log, logging.LevelInfo) {
+	if err != nil {
+		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.apiTimeout)
+		c.teardown(tctx)
+		cancel()
+	}
+	c.mu.Lock()
+	if err != nil {
+		c.state.Store(stateShutdown)
+	} else {
+		c.ready.Store(true)
+		c.state.Store(stateRunning)
+	}
+	close(c.startDone)
+	c.mu.Unlock()
+	if err == nil && logging.Enabled(c.log, logging.LevelInfo) {
 		c.log.Log(logging.LevelInfo, "consumer started", "group", c.group, "clientID", c.clientID,
 			"model", c.cfg.model.String(), "queues", len(c.rebalancer.Queues()))
 	}
-	return nil
+	return err
 }
 
 func (c *PushConsumer) start(ctx context.Context) error {
@@ -96,14 +111,15 @@ func (c *PushConsumer) start(ctx context.Context) error {
 		return fmt.Errorf("consumer: %w", err)
 	}
 	c.inst = inst
-	if err := inst.Register(c.group, instanceHooks{c}); err != nil {
-		return err
-	}
-
 	if err := c.openOffsets(); err != nil {
 		return err
 	}
 	if err := c.buildServices(); err != nil {
+		return err
+	}
+	// Registered last: from here on the instance may call instanceHooks, which use the
+	// services built above.
+	if err := inst.Register(c.group, instanceHooks{c}); err != nil {
 		return err
 	}
 
@@ -231,6 +247,7 @@ func (c *PushConsumer) buildServices() error {
 		Interval:       c.cfg.rebalanceInterval,
 		Topics:         c.topics,
 		Paused:         c.paused.Load,
+		PersistTimeout: c.cfg.apiTimeout,
 		BeforeAdd:      c.service.beforeAdd,
 		CancelAdd:      c.service.cancelAdd,
 		BeforeRemove:   c.service.beforeRemove,
@@ -302,9 +319,9 @@ func (c *PushConsumer) persistAll() {
 // checkTimeouts sends back the messages past the consume timeout.
 func (c *PushConsumer) checkTimeouts() {
 	now := time.Now()
-	for q, pq := range c.rebalancer.ProcessQueues() {
-		if !pq.Dropped() {
-			c.service.expire(q, pq, now)
+	for _, r := range c.rebalancer.Requests() {
+		if !r.PQ.Dropped() {
+			c.service.expire(r, now)
 		}
 	}
 }
@@ -313,15 +330,29 @@ func (c *PushConsumer) checkTimeouts() {
 // rebalancing, lets the listener calls in flight finish (waiting at most until ctx
 // ends; then listeners' contexts are cancelled), persists every offset, tells the
 // brokers the consumer left (UNREGISTER_CLIENT, so the rest of the group takes its
-// queues over at once) and closes the connections. Cached messages not yet given to the
-// listener are not consumed; their offsets are not committed, so the queue's next owner
-// consumes them. It returns the first error met; calling it again returns nil.
+// queues over at once) and closes the connections. Offsets are persisted and the
+// consumer unregistered even when ctx has ended, each within the request timeout: an
+// offset not persisted means messages consumed twice. Cached messages not yet given to
+// the listener are not consumed; their offsets are not committed, so the queue's next
+// owner consumes them. A listener call that ignores its context may still be running
+// when Shutdown returns; its result is then ignored. It returns the first error met;
+// calling it again returns nil.
 func (c *PushConsumer) Shutdown(ctx context.Context) error {
 	c.mu.Lock()
-	st := c.state.Load()
-	if st == stateShutdown || st == stateNew {
+	switch c.state.Load() {
+	case stateNew:
 		c.state.Store(stateShutdown)
 		c.mu.Unlock()
+		return nil
+	case stateShutdown:
+		c.mu.Unlock()
+		return nil
+	case stateStarting:
+		c.shutdownAsked.Store(true)
+		cancel, done := c.cancelStart, c.startDone
+		c.mu.Unlock()
+		cancel()
+		<-done // Start tears down what it started
 		return nil
 	}
 	c.state.Store(stateShutdown)
@@ -329,7 +360,7 @@ func (c *PushConsumer) Shutdown(ctx context.Context) error {
 	return c.teardown(ctx)
 }
 
-// teardown undoes whatever Start did, in order.
+// teardown undoes whatever start did, in order.
 func (c *PushConsumer) teardown(ctx context.Context) error {
 	var errs []error
 	if c.rebalancer != nil {
@@ -341,26 +372,27 @@ func (c *PushConsumer) teardown(ctx context.Context) error {
 	if c.service != nil {
 		if err := c.service.stop(ctx); err != nil {
 			errs = append(errs, err)
-			c.cancelCalls()
 		}
+	}
+	if c.cancelCalls != nil {
+		c.cancelCalls() // listeners still running (and admin calls) see their context end
 	}
 	if c.sched != nil {
 		c.sched.close()
 	}
 	if c.rebalancer != nil {
-		c.rebalancer.DropAll(ctx) // persists every offset
+		c.rebalancer.DropAll(ctx) // persists every offset, ctx or not
 	}
 	if c.inst != nil {
-		if err := c.inst.Unregister(ctx, c.group); err != nil && !errors.Is(err, client.ErrClosed) {
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.apiTimeout)
+		if err := c.inst.Unregister(uctx, c.group); err != nil && !errors.Is(err, client.ErrClosed) {
 			errs = append(errs, err)
 		}
+		cancel()
 		c.inst.Shutdown()
 	}
 	if c.puller != nil {
 		c.puller.Wait()
-	}
-	if c.cancelCalls != nil {
-		c.cancelCalls()
 	}
 	if logging.Enabled(c.log, logging.LevelInfo) {
 		c.log.Log(logging.LevelInfo, "consumer shut down", "group", c.group, "clientID", c.clientID)

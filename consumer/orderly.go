@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
-	"sync"
 	"time"
 
 	"github.com/rmqpush/rmqpush/internal/logging"
@@ -41,7 +40,7 @@ type orderlyService struct {
 	c        *PushConsumer
 	listener OrderlyListener
 	queue    *taskQueue
-	workers  sync.WaitGroup
+	workers  workerGroup
 	locks    *queueLocks // nil for broadcasting
 }
 
@@ -54,10 +53,7 @@ func newOrderlyService(c *PushConsumer, l OrderlyListener) *orderlyService {
 }
 
 func (s *orderlyService) start() {
-	for range s.c.cfg.consumeGoroutines {
-		s.workers.Add(1)
-		go s.work()
-	}
+	s.workers.start(s.c.cfg.consumeGoroutines, s.work)
 	if s.locks != nil {
 		s.c.sched.every(s.c.cfg.lockRenewInterval, s.locks.renewAll)
 	}
@@ -65,14 +61,10 @@ func (s *orderlyService) start() {
 
 func (s *orderlyService) stop(ctx context.Context) error {
 	s.queue.close()
-	done := make(chan struct{})
-	go func() { s.workers.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("consumer: orderly listener calls still running at shutdown: %w", ctx.Err())
+	if err := s.workers.wait(ctx); err != nil {
+		return fmt.Errorf("consumer: orderly listener calls still running at shutdown: %w", err)
 	}
+	return nil
 }
 
 // Dispatch starts a task for the queue when the ProcessQueue asks for one (no task owns
@@ -84,7 +76,6 @@ func (s *orderlyService) Dispatch(r *pull.Request, _ []*message.Ext, dispatch bo
 }
 
 func (s *orderlyService) work() {
-	defer s.workers.Done()
 	for {
 		t, ok := s.queue.pop()
 		if !ok {
@@ -185,9 +176,9 @@ func (s *orderlyService) consumeBatch(r *pull.Request, msgs []*message.Ext) bool
 	}
 	// Consumed, or past MaxReconsumeTimes and handed to the dead-letter queue. The
 	// offset is stored even if the queue was just dropped: its removal persists it after
-	// this call (it waits for the consume lock); a queue dropped for an illegal offset or
-	// a reset has its offset frozen.
-	if off, committed := pq.Commit(); committed {
+	// this call (it waits for the consume lock). Only a discarded queue's results are
+	// void (a corrected or reset offset, or a removal already final).
+	if off, committed := pq.Commit(); committed && !pq.Discarded() {
 		s.c.offsets.Update(q, off, false)
 	}
 	return !pq.Dropped()
@@ -253,7 +244,7 @@ func (s *orderlyService) relockLater(r *pull.Request, d time.Duration) {
 }
 
 // expire does nothing: orderly consumption has no consume timeout, as in Java.
-func (s *orderlyService) expire(message.Queue, *processqueue.ProcessQueue, time.Time) {}
+func (s *orderlyService) expire(*pull.Request, time.Time) {}
 
 // consumeDirectly runs the listener on one message for an admin tool.
 func (s *orderlyService) consumeDirectly(msg *message.Ext, brokerName string) *protocol.ConsumeMessageDirectlyResult {
@@ -293,7 +284,7 @@ func (s *orderlyService) beforeAdd(ctx context.Context, q message.Queue, pq *pro
 
 // beforeRemove waits for the call in progress on the queue and keeps it from starting
 // another until afterRemove.
-func (s *orderlyService) beforeRemove(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue) bool {
+func (s *orderlyService) beforeRemove(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue, _ bool) bool {
 	if s.locks == nil {
 		ctx, cancel := context.WithTimeout(ctx, removeLockWait)
 		defer cancel()
@@ -313,9 +304,16 @@ func (s *orderlyService) cancelAdd(ctx context.Context, q message.Queue, pq *pro
 	}
 }
 
-// afterRemove unlocks the queue on the broker once its offset was persisted.
-func (s *orderlyService) afterRemove(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue) {
-	if s.locks != nil {
+// afterRemove ends beforeRemove's hold on the queue: when the queue leaves this client,
+// its broker lock is released, now that its offset is persisted; when it restarts here
+// (a corrected or reset offset), the lock is kept for the new queue.
+func (s *orderlyService) afterRemove(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue, release bool) {
+	if s.locks == nil {
+		return
+	}
+	if release {
 		s.locks.unlock(ctx, q, pq)
+	} else {
+		pq.UnlockConsume()
 	}
 }

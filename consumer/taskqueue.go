@@ -11,9 +11,10 @@ import (
 // a batch of one queue's messages; for orderly consumption, the queue's task (msgs nil),
 // which consumes the queue batch by batch, or tries to lock it first (relock).
 type task struct {
-	req    *pull.Request
-	msgs   []*message.Ext
-	relock bool
+	req     *pull.Request
+	msgs    []*message.Ext
+	relock  bool // orderly: lock the queue first
+	expired bool // concurrent: msgs are past the consume timeout; send them back
 }
 
 // taskQueue feeds the consume workers. It is a growable ring of task values, so queuing

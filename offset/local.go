@@ -138,10 +138,12 @@ func (s *LocalStore) Persist(context.Context, message.Queue) error {
 	return s.writeFile(s.table.snapshot())
 }
 
-// PersistAll writes the offsets of qs to the file when any of them changed since the last
-// successful write, and forgets the queues not in qs.
+// PersistAll writes the file when an offset of qs changed since the last successful
+// write. Unlike the remote store it keeps the offsets of queues not in qs: a queue whose
+// broker left the route for a while must resume where it stopped, not at the queue's
+// end, when it comes back (Java's LocalFileOffsetStore drops them).
 func (s *LocalStore) PersistAll(_ context.Context, qs []message.Queue) error {
-	if len(s.table.dirty(qs)) == 0 {
+	if len(s.table.dirty(qs, false)) == 0 {
 		return nil
 	}
 	return s.writeFile(s.table.snapshot())

@@ -105,3 +105,21 @@ func TestNewLocalStoreValidates(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ".rocketmq_offsets", filepath.Base(dir))
 }
+
+func TestLocalStoreKeepsQueuesNotAssignedNow(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := NewLocalStore(dir, "c", "g")
+	require.NoError(t, err)
+	s.Update(qa0, 10, true)
+	s.Update(qb0, 20, true)
+	require.NoError(t, s.PersistAll(ctx, []message.Queue{qa0, qb0}))
+	// Broker b leaves the route for a while: its queue is not assigned, but its offset
+	// must survive, in memory and in the file, for when it comes back.
+	s.Update(qa0, 11, true)
+	require.NoError(t, s.PersistAll(ctx, []message.Queue{qa0}))
+	require.Equal(t, map[message.Queue]int64{qa0: 11, qb0: 20}, s.Table())
+	r, _ := NewLocalStore(dir, "c", "g")
+	require.NoError(t, r.Load())
+	require.Equal(t, map[message.Queue]int64{qa0: 11, qb0: 20}, r.Table())
+}

@@ -83,7 +83,7 @@ func (s *RemoteStore) Persist(ctx context.Context, q message.Queue) error {
 // PersistAll writes the changed offsets of qs, one goroutine per broker, and forgets the
 // queues not in qs; see Store.
 func (s *RemoteStore) PersistAll(ctx context.Context, qs []message.Queue) error {
-	dirty := s.table.dirty(qs)
+	dirty := s.table.dirty(qs, true)
 	byBroker := make(map[string][]message.Queue)
 	for q := range dirty {
 		byBroker[q.BrokerName] = append(byBroker[q.BrokerName], q)

@@ -55,8 +55,9 @@ type Store interface {
 	// Persist writes the in-memory offset of q to the backing store.
 	Persist(ctx context.Context, q message.Queue) error
 	// PersistAll writes the offsets of qs that changed since their last successful
-	// persist, and forgets the in-memory offsets of queues not in qs (they are no longer
-	// assigned). It returns the joined errors of the writes that failed.
+	// persist. The remote store also forgets the in-memory offsets of queues not in qs
+	// (no longer assigned; their new owner has them); the local store keeps them. It
+	// returns the joined errors of the writes that failed.
 	PersistAll(ctx context.Context, qs []message.Queue) error
 	// Remove forgets the in-memory offset of q.
 	Remove(q message.Queue)

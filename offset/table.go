@@ -69,9 +69,9 @@ func (t *table) get(q message.Queue) (int64, bool) {
 	return 0, false
 }
 
-// dirty returns the offsets of qs that changed since their last successful persist, and
-// forgets the queues not in qs.
-func (t *table) dirty(qs []message.Queue) map[message.Queue]int64 {
+// dirty returns the offsets of qs that changed since their last successful persist; with
+// forget, it also forgets the queues not in qs.
+func (t *table) dirty(qs []message.Queue, forget bool) map[message.Queue]int64 {
 	keep := make(map[message.Queue]struct{}, len(qs))
 	for _, q := range qs {
 		keep[q] = struct{}{}
@@ -81,7 +81,9 @@ func (t *table) dirty(qs []message.Queue) map[message.Queue]int64 {
 	out := make(map[message.Queue]int64)
 	for q, e := range t.entries {
 		if _, ok := keep[q]; !ok {
-			delete(t.entries, q)
+			if forget {
+				delete(t.entries, q)
+			}
 			continue
 		}
 		if e.offset != e.persisted {

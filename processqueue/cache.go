@@ -177,3 +177,22 @@ func (pq *ProcessQueue) Clear() {
 	pq.queueOffsetMax = 0
 	pq.mu.Unlock()
 }
+
+// Cached returns the messages of msgs still cached (not removed, taken or cleared), in
+// order, under one lock. It returns msgs itself when all are.
+func (pq *ProcessQueue) Cached(msgs []*message.Ext) []*message.Ext {
+	pq.mu.RLock()
+	defer pq.mu.RUnlock()
+	out := msgs
+	for i, m := range msgs {
+		it, ok := pq.cache.Get(item{off: m.QueueOffset})
+		present := ok && it.e.msg == m
+		if present && len(out) != len(msgs) {
+			out = append(out, m)
+		}
+		if !present && len(out) == len(msgs) {
+			out = append(make([]*message.Ext, 0, len(msgs)), msgs[:i]...)
+		}
+	}
+	return out
+}

@@ -10,9 +10,6 @@ import (
 // applied (offset updated, failed messages sent back).
 func (pq *ProcessQueue) BeginConsume() {
 	pq.inflightMu.Lock()
-	if pq.inflight == 0 {
-		pq.idle = make(chan struct{})
-	}
 	pq.inflight++
 	pq.inflightMu.Unlock()
 }
@@ -25,8 +22,9 @@ func (pq *ProcessQueue) EndConsume() {
 		panic("processqueue: EndConsume without BeginConsume")
 	}
 	pq.inflight--
-	if pq.inflight == 0 {
+	if pq.inflight == 0 && pq.idle != nil {
 		close(pq.idle)
+		pq.idle = nil
 	}
 }
 
@@ -46,6 +44,9 @@ func (pq *ProcessQueue) WaitConsumeIdle(ctx context.Context) error {
 	if pq.inflight == 0 {
 		pq.inflightMu.Unlock()
 		return nil
+	}
+	if pq.idle == nil {
+		pq.idle = make(chan struct{})
 	}
 	idle := pq.idle
 	pq.inflightMu.Unlock()

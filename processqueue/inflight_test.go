@@ -2,6 +2,7 @@ package processqueue
 
 import (
 	"context"
+	"github.com/rmqpush/rmqpush/message"
 	"testing"
 	"time"
 
@@ -37,4 +38,24 @@ func TestWaitConsumeIdle(t *testing.T) {
 	require.ErrorIs(t, pq.WaitConsumeIdle(ctx), context.Canceled)
 	pq.EndConsume()
 	require.NoError(t, pq.WaitConsumeIdle(ctx))
+}
+
+func TestDiscardCachedAndClearConsumeStart(t *testing.T) {
+	pq := New(time.Now())
+	require.False(t, pq.Discarded())
+	pq.Discard()
+	require.True(t, pq.Discarded())
+
+	msgs := []*message.Ext{{QueueOffset: 1}, {QueueOffset: 2}, {QueueOffset: 3}}
+	pq.Put(msgs, -1)
+	require.Equal(t, msgs, pq.Cached(msgs))
+	pq.Remove(msgs[1:2])
+	require.Equal(t, []*message.Ext{msgs[0], msgs[2]}, pq.Cached(msgs))
+	require.Equal(t, []*message.Ext{msgs[0]}, pq.Cached([]*message.Ext{msgs[0], {QueueOffset: 3}}), "same offset, another message")
+
+	start := time.Now().Add(-time.Hour)
+	pq.MarkConsumeStart(msgs, start)
+	require.Len(t, pq.Expired(time.Now(), time.Minute, 10), 2)
+	pq.ClearConsumeStart(msgs[:1])
+	require.Equal(t, []*message.Ext{msgs[2]}, pq.Expired(time.Now(), time.Minute, 10))
 }

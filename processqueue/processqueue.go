@@ -76,6 +76,7 @@ type ProcessQueue struct {
 	accCount        atomic.Int64 // Java msgAccCnt
 
 	dropped        atomic.Bool
+	discarded      atomic.Bool
 	locked         atomic.Bool
 	tryUnlockTimes atomic.Int64
 	lastPull       atomic.Int64 // unix nanoseconds
@@ -83,7 +84,7 @@ type ProcessQueue struct {
 	lastLock       atomic.Int64 // unix nanoseconds
 
 	// inflight counts the concurrent consume calls running on this queue (see
-	// inflight.go); idle is closed when it drops to zero.
+	// inflight.go); idle, made by a waiter, is closed when it drops to zero.
 	inflightMu sync.Mutex
 	inflight   int
 	idle       chan struct{}
@@ -133,6 +134,15 @@ func (pq *ProcessQueue) Dropped() bool { return pq.dropped.Load() }
 
 // SetDropped sets the dropped flag.
 func (pq *ProcessQueue) SetDropped(dropped bool) { pq.dropped.Store(dropped) }
+
+// Discard marks the queue's consume results as void: a listener call still running on
+// it must not store an offset any more. Rebalance discards a queue once its removal is
+// final, and at once when the broker corrects its offset or an admin resets it (the
+// cached messages' offsets no longer mean anything).
+func (pq *ProcessQueue) Discard() { pq.discarded.Store(true) }
+
+// Discarded reports whether Discard was called.
+func (pq *ProcessQueue) Discarded() bool { return pq.discarded.Load() }
 
 // LastPullTime returns when the queue was last pulled.
 func (pq *ProcessQueue) LastPullTime() time.Time { return time.Unix(0, pq.lastPull.Load()) }

@@ -44,6 +44,22 @@ func (pq *ProcessQueue) MarkConsumeStart(msgs []*message.Ext, now time.Time) {
 	}
 }
 
+// ClearConsumeStart forgets the consume start time of msgs (those still cached): they
+// are no longer in a listener call, e.g. kept for a local retry after a failed
+// send-back, so the consume timeout must not fire for them.
+func (pq *ProcessQueue) ClearConsumeStart(msgs []*message.Ext) {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	for _, m := range msgs {
+		if m == nil {
+			continue
+		}
+		if it, ok := pq.cache.Get(item{off: m.QueueOffset}); ok {
+			pq.unlinkStarted(it.e)
+		}
+	}
+}
+
 // ConsumeStartTime returns the consume start time MarkConsumeStart recorded for the
 // cached message at offset off; ok is false when the message is not cached or was
 // never stamped.

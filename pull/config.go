@@ -24,6 +24,7 @@ type Broker interface {
 	FindBrokerAddr(brokerName string, brokerID int64, onlyThisBroker bool) (addr string, slave, found bool)
 	PullAsync(addr string, h *protocol.PullMessageRequest, timeout time.Duration, callback func(*client.PullResult, error)) error
 	RequestRouteRefresh()
+	HeartbeatSoon()
 }
 
 // Dispatcher receives what a pull cached: the consume service. Dispatch must not block.

@@ -29,6 +29,8 @@ type Service struct {
 	inflight sync.WaitGroup // pulls sent and not yet answered
 
 	flowControlled atomic.Uint64 // times a queue was held back, for rate-limited logs
+	lastFailureLog atomic.Int64  // unix nanoseconds of the last pull failure logged
+	suppressed     atomic.Int64  // pull failures not logged since
 }
 
 // New returns a Service for cfg. Start launches its goroutine.
@@ -179,7 +181,7 @@ func (s *Service) pull(r *Request) {
 			h.SysFlag |= protocol.PullSysFlagCommitOffset
 		}
 	}
-	if s.cfg.PostSubscription || sub.ClassFilterMode {
+	if s.cfg.PostSubscription {
 		h.SysFlag |= protocol.PullSysFlagSubscription
 		h.Subscription = sub.SubString
 	}
@@ -213,15 +215,25 @@ func (s *Service) flowControl(r *Request) string {
 
 // onAnswer handles a pull's answer; it runs on a connection's read loop or a timer.
 func (s *Service) onAnswer(r *Request, sub protocol.SubscriptionData, sent time.Time, res *client.PullResult, err error) {
-	if s.isStopped() {
+	if s.isStopped() || r.PQ.Dropped() {
+		// The request ends here: a dropped queue's answer must not touch the offset
+		// store, whose entry may already belong to the queue's next request.
 		return
 	}
 	if err != nil {
 		delay := DelayError
-		if errors.Is(err, protocol.ResponseCodeError(protocol.ResponseFlowControl)) {
+		switch {
+		case errors.Is(err, protocol.ResponseCodeError(protocol.ResponseFlowControl)):
 			delay = DelayBrokerFlowControl
-		} else {
-			s.logf(logging.LevelWarn, "pull failed; retrying later", r, err)
+		case errors.Is(err, protocol.ResponseCodeError(protocol.ResponseSubscriptionNotExist)),
+			errors.Is(err, protocol.ResponseCodeError(protocol.ResponseSubscriptionNotLatest)),
+			errors.Is(err, protocol.ResponseCodeError(protocol.ResponseSubscriptionGroupNotExist)):
+			// The broker has not got our heartbeat (a restart, a race with the first
+			// one): send it now rather than at the next 30 s tick.
+			s.cfg.Broker.HeartbeatSoon()
+			s.logLimited("pull refused until the broker has our heartbeat; heartbeat sent", r, err)
+		default:
+			s.logLimited("pull failed; retrying later", r, err)
 		}
 		s.SubmitLater(r, delay)
 		return
@@ -292,19 +304,14 @@ func (s *Service) found(r *Request, sub protocol.SubscriptionData, sent time.Tim
 // hash code, which can collide), and fills in what the decoder cannot know: the broker
 // name, and the original topic of a message from the retry topic. It filters in place.
 func (s *Service) prepare(r *Request, sub protocol.SubscriptionData, msgs []*message.Ext) []*message.Ext {
-	filter := len(sub.TagsSet) > 0 && !sub.ClassFilterMode
-	retryTopic := client.RetryTopic(s.cfg.Group)
+	filter := len(sub.TagsSet) > 0
 	kept := msgs[:0]
 	for _, m := range msgs {
 		if filter && !containsTag(sub.TagsSet, m.Tags()) {
 			continue
 		}
 		m.BrokerName = r.Queue.BrokerName
-		if m.Topic == retryTopic {
-			if orig, ok := m.Properties.Get(message.PropertyRetryTopic); ok {
-				m.Topic = orig
-			}
-		}
+		client.ResetRetryTopic(s.cfg.Group, m)
 		kept = append(kept, m)
 	}
 	clear(msgs[len(kept):])
@@ -326,6 +333,21 @@ func containsTag(tags []string, tag string) bool {
 func (s *Service) report(r *Request, sent time.Time, found int) {
 	if s.cfg.OnPulled != nil {
 		s.cfg.OnPulled(r.Queue.Topic, time.Since(sent), found)
+	}
+}
+
+// logLimited logs a pull failure at most once a second per service: during an outage
+// every queue fails every second.
+func (s *Service) logLimited(msg string, r *Request, err error) {
+	now := time.Now().UnixNano()
+	last := s.lastFailureLog.Load()
+	if now-last < int64(time.Second) || !s.lastFailureLog.CompareAndSwap(last, now) {
+		s.suppressed.Add(1)
+		return
+	}
+	if logging.Enabled(s.log, logging.LevelWarn) {
+		s.log.Log(logging.LevelWarn, msg, "queue", r.Queue.String(), "offset", r.NextOffset, "err", err,
+			"suppressedSinceLast", s.suppressed.Swap(0))
 	}
 }
 

@@ -51,6 +51,8 @@ func (b *fakeBroker) PullAsync(addr string, h *protocol.PullMessageRequest, _ ti
 	return nil
 }
 
+func (b *fakeBroker) HeartbeatSoon() {}
+
 func (b *fakeBroker) RequestRouteRefresh() {
 	b.mu.Lock()
 	b.refreshes++

@@ -29,12 +29,19 @@ type Rebalancer struct {
 	illegalMu sync.Mutex
 	illegal   []illegalOffset // queues whose offset the broker rejected
 
+	// restartAt holds the start offsets of queues dropped to restart at a given offset
+	// (an illegal offset corrected, an admin reset); create uses them instead of the
+	// stored offset. Guarded by mu.
+	restartAt map[message.Queue]int64
+
 	passMu  sync.Mutex // one pass at a time
 	trigger chan struct{}
 
-	wakeMu sync.Mutex
-	wakeAt time.Time     // when the loop should run a pass on its own; zero: none
-	rearm  chan struct{} // wakeAt changed
+	wakeMu   sync.Mutex
+	wakeAt   time.Time     // when the loop should run a pass on its own; zero: none
+	rearm    chan struct{} // wakeAt changed
+	failing  bool          // this pass asked for a retry
+	failures int           // consecutive passes that asked for one
 
 	// pending holds queues gained but not created yet: they start at their due time
 	// (see Config.TakeoverGrace). Guarded by passMu.
@@ -44,11 +51,6 @@ type Rebalancer struct {
 	cancel    context.CancelFunc
 	startOnce sync.Once
 	done      chan struct{}
-}
-
-type illegalOffset struct {
-	r    *pull.Request
-	next int64
 }
 
 // New returns a Rebalancer for cfg. Start launches its loop.
@@ -64,15 +66,16 @@ func New(cfg Config) (*Rebalancer, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Rebalancer{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		table:   make(map[message.Queue]*pull.Request),
-		trigger: make(chan struct{}, 1),
-		rearm:   make(chan struct{}, 1),
-		pending: make(map[message.Queue]time.Time),
-		ctx:     ctx,
-		cancel:  cancel,
-		done:    make(chan struct{}),
+		cfg:       cfg,
+		log:       cfg.Logger,
+		table:     make(map[message.Queue]*pull.Request),
+		restartAt: make(map[message.Queue]int64),
+		trigger:   make(chan struct{}, 1),
+		rearm:     make(chan struct{}, 1),
+		pending:   make(map[message.Queue]time.Time),
+		ctx:       ctx,
+		cancel:    cancel,
+		done:      make(chan struct{}),
 	}, nil
 }
 
@@ -97,16 +100,6 @@ func (r *Rebalancer) Trigger() {
 	}
 }
 
-// OffsetIllegal is the pull service's OnOffsetIllegal: the broker rejected r's offset
-// and r.PQ is dropped. The next pass stores and persists next as the queue's offset,
-// forgets the queue, and creates it again from that offset. It does not block.
-func (r *Rebalancer) OffsetIllegal(req *pull.Request, next int64) {
-	r.illegalMu.Lock()
-	r.illegal = append(r.illegal, illegalOffset{r: req, next: next})
-	r.illegalMu.Unlock()
-	r.Trigger()
-}
-
 // ProcessQueues returns the current assignment.
 func (r *Rebalancer) ProcessQueues() map[message.Queue]*processqueue.ProcessQueue {
 	r.mu.RLock()
@@ -114,6 +107,18 @@ func (r *Rebalancer) ProcessQueues() map[message.Queue]*processqueue.ProcessQueu
 	out := make(map[message.Queue]*processqueue.ProcessQueue, len(r.table))
 	for q, req := range r.table {
 		out[q] = req.PQ
+	}
+	return out
+}
+
+// Requests returns the pull requests of the current assignment. Callers may read their
+// Queue and PQ; NextOffset belongs to whoever holds the request.
+func (r *Rebalancer) Requests() []*pull.Request {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]*pull.Request, 0, len(r.table))
+	for _, req := range r.table {
+		out = append(out, req)
 	}
 	return out
 }
@@ -160,8 +165,16 @@ func (r *Rebalancer) run() {
 	}
 }
 
-// retrySoon asks the loop for another pass after retryDelay.
-func (r *Rebalancer) retrySoon() { r.passAt(time.Now().Add(retryDelay)) }
+// retrySoon asks the loop for another pass: after retryDelay, doubling with each
+// consecutive pass that needs one, up to the rebalance interval, so a topic that stays
+// unroutable does not cost a pass a second.
+func (r *Rebalancer) retrySoon() {
+	r.wakeMu.Lock()
+	r.failing = true
+	d := min(retryDelay<<min(r.failures, 6), r.cfg.Interval)
+	r.wakeMu.Unlock()
+	r.passAt(time.Now().Add(d))
+}
 
 // passAt asks the loop for a pass at t (or earlier, if one is already due earlier).
 func (r *Rebalancer) passAt(t time.Time) {
@@ -186,6 +199,18 @@ func (r *Rebalancer) Rebalance(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
+	r.wakeMu.Lock()
+	r.failing = false
+	r.wakeMu.Unlock()
+	defer func() {
+		r.wakeMu.Lock()
+		if r.failing {
+			r.failures++
+		} else {
+			r.failures = 0
+		}
+		r.wakeMu.Unlock()
+	}()
 	r.applyIllegalOffsets(ctx)
 	if r.cfg.Paused() {
 		return // resume triggers a pass
@@ -200,35 +225,20 @@ func (r *Rebalancer) Rebalance(ctx context.Context) {
 	r.dropTopicsNotSubscribed(ctx, topics)
 }
 
-// applyIllegalOffsets handles the queues whose offset the broker rejected, as Java 5
-// does: store the corrected offset (frozen, so consume results in flight cannot move
-// it), persist it, and forget the queue so this pass creates it again.
-func (r *Rebalancer) applyIllegalOffsets(ctx context.Context) {
-	r.illegalMu.Lock()
-	items := r.illegal
-	r.illegal = nil
-	r.illegalMu.Unlock()
-	for _, it := range items {
-		q := it.r.Queue
-		r.cfg.Offsets.UpdateAndFreeze(q, it.next)
-		if err := r.cfg.Offsets.Persist(ctx, q); err != nil {
-			r.logf(logging.LevelWarn, "persisting the corrected offset failed", q, err)
-		}
-		r.mu.Lock()
-		if cur := r.table[q]; cur == it.r {
-			delete(r.table, q)
-		}
-		r.mu.Unlock()
-		r.cfg.Offsets.Remove(q)
-	}
-}
-
 func (r *Rebalancer) rebalanceTopic(ctx context.Context, topic string) {
 	all, ok := r.cfg.Broker.Queues(topic)
-	if !ok || len(all) == 0 {
+	if !ok {
 		r.logf(logging.LevelWarn, "no route for topic yet; not rebalancing it", message.Queue{Topic: topic}, nil)
 		r.cfg.Broker.RequestRouteRefresh()
 		r.retrySoon()
+		return
+	}
+	if len(all) == 0 {
+		// A route with no readable queue: nothing to consume (Java allocates over the
+		// empty set and drops every queue of the topic).
+		if r.update(ctx, topic, nil, true) && r.cfg.Changed != nil {
+			r.cfg.Changed(topic, all, nil)
+		}
 		return
 	}
 	mine, alone := all, true
@@ -271,7 +281,7 @@ func (r *Rebalancer) dropTopicsNotSubscribed(ctx context.Context, topics []strin
 		}
 	}
 	r.mu.RUnlock()
-	r.remove(ctx, gone, "topic no longer subscribed")
+	r.release(ctx, gone, "topic no longer subscribed")
 }
 
 // update makes topic's assignment equal mine and reports whether it changed.
@@ -292,8 +302,8 @@ func (r *Rebalancer) update(ctx context.Context, topic string, mine []message.Qu
 		}
 	}
 	r.mu.RUnlock()
-	changed := r.remove(ctx, lost, "no longer assigned") > 0
-	r.remove(ctx, expired, "not pulled for too long; recreating it")
+	changed := r.release(ctx, lost, "no longer assigned") > 0
+	r.release(ctx, expired, "not pulled for too long; recreating it")
 
 	var gained, recreated []message.Queue
 	r.mu.RLock()
@@ -352,54 +362,6 @@ func (r *Rebalancer) dueNow(topic string, gained []message.Queue, alone bool, no
 	return due
 }
 
-// remove drops reqs' queues, in parallel: mark dropped, let BeforeRemove wait for the
-// consumption in flight, persist and forget the offset. It returns how many it removed.
-func (r *Rebalancer) remove(ctx context.Context, reqs []*pull.Request, why string) int {
-	if len(reqs) == 0 {
-		return 0
-	}
-	var (
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		removed []*pull.Request
-	)
-	for _, req := range reqs {
-		req.PQ.SetDropped(true)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if r.cfg.BeforeRemove != nil && !r.cfg.BeforeRemove(ctx, req.Queue, req.PQ) {
-				return // kept, dropped, for the next pass to try again
-			}
-			if err := r.cfg.Offsets.Persist(ctx, req.Queue); err != nil {
-				r.logf(logging.LevelWarn, "persisting the offset of a dropped queue failed", req.Queue, err)
-			}
-			r.cfg.Offsets.Remove(req.Queue)
-			if r.cfg.AfterRemove != nil {
-				r.cfg.AfterRemove(ctx, req.Queue, req.PQ)
-			}
-			mu.Lock()
-			removed = append(removed, req)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	r.mu.Lock()
-	for _, req := range removed {
-		if r.table[req.Queue] == req {
-			delete(r.table, req.Queue)
-		}
-	}
-	r.mu.Unlock()
-	for _, req := range removed {
-		r.logf(logging.LevelInfo, "queue dropped: "+why, req.Queue, nil)
-	}
-	if len(removed) < len(reqs) {
-		r.retrySoon()
-	}
-	return len(removed)
-}
-
 // add creates the queues gained, one goroutine per broker, and submits their pull
 // requests. A queue whose start offset is unknown (the broker could not be asked) is
 // not started this round. It returns how many it added.
@@ -450,8 +412,18 @@ func (r *Rebalancer) create(ctx context.Context, q message.Queue) *pull.Request 
 			r.cfg.CancelAdd(ctx, q, pq)
 		}
 	}
-	r.cfg.Offsets.Remove(q) // a stale in-memory offset from an earlier assignment
-	start, err := r.startOffset(ctx, q)
+	r.cfg.Offsets.Remove(q) // a stale (or frozen) in-memory offset from an earlier assignment
+	r.mu.Lock()
+	start, restart := r.restartAt[q]
+	r.mu.Unlock()
+	var err error
+	if restart {
+		// Stored again: its persist may have failed, and the next persist round
+		// writes it.
+		r.cfg.Offsets.Update(q, start, false)
+	} else {
+		start, err = r.startOffset(ctx, q)
+	}
 	if err != nil {
 		r.logf(logging.LevelWarn, "cannot compute the queue's start offset; not starting it this round", q, err)
 		cancelAdd()
@@ -463,6 +435,7 @@ func (r *Rebalancer) create(ctx context.Context, q message.Queue) *pull.Request 
 	_, exists := r.table[q]
 	if !exists && ctx.Err() == nil {
 		r.table[q] = req
+		delete(r.restartAt, q)
 	}
 	r.mu.Unlock()
 	if exists || ctx.Err() != nil {
@@ -473,20 +446,6 @@ func (r *Rebalancer) create(ctx context.Context, q message.Queue) *pull.Request 
 		r.log.Log(logging.LevelInfo, "queue added", "queue", q.String(), "offset", start)
 	}
 	return req
-}
-
-// DropAll drops every queue (shutdown): marked dropped, consumption in flight waited
-// for by BeforeRemove, offsets persisted and forgotten.
-func (r *Rebalancer) DropAll(ctx context.Context) {
-	r.passMu.Lock()
-	defer r.passMu.Unlock()
-	r.mu.RLock()
-	all := make([]*pull.Request, 0, len(r.table))
-	for _, req := range r.table {
-		all = append(all, req)
-	}
-	r.mu.RUnlock()
-	r.remove(ctx, all, "consumer shutting down")
 }
 
 func (r *Rebalancer) logf(level logging.Level, msg string, q message.Queue, err error) {

@@ -74,14 +74,21 @@ type Config struct {
 	// flight on the queue, so their progress is persisted too. Returning false keeps the
 	// queue (still dropped) for the next pass to try again: an orderly listener call
 	// still running. May be nil.
-	BeforeRemove func(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue) bool
+	// release is true when the queue leaves this client and false when it restarts at a
+	// new offset (its results are discarded already, so only an orderly call, which
+	// must not overlap the new queue's, needs waiting for).
+	BeforeRemove func(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue, release bool) bool
 	// CancelAdd is called when BeforeAdd accepted a queue that was then not added (its
 	// start offset unknown, or the pass cancelled): orderly consumption releases the lock
 	// it took. ctx may be cancelled already. May be nil.
 	CancelAdd func(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue)
-	// AfterRemove is called once a queue's offset was persisted and forgotten (orderly
-	// consumption unlocks the queue on the broker here). May be nil.
-	AfterRemove func(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue)
+	// AfterRemove is called once a queue's offset was persisted: release is true when
+	// the queue leaves this client (orderly consumption unlocks it on the broker) and
+	// false when it is about to be created again (restart). May be nil.
+	AfterRemove func(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue, release bool)
+	// PersistTimeout bounds the persist of a dropped queue's offset, which is not
+	// cancelled with the pass (default 3 s).
+	PersistTimeout time.Duration
 	// Changed is called after a topic's assignment changed, with every queue of the
 	// topic and the queues this client now has. May be nil.
 	Changed func(topic string, all, mine []message.Queue)

@@ -123,7 +123,7 @@ func newHarness(t *testing.T, mutate func(*Config)) *harness {
 		Group: "g", Clustering: true, Strategy: Averagely{}, Broker: h.broker, Offsets: h.offsets,
 		Puller: h.puller, Interval: time.Hour,
 		Topics: func() []string { return []string{"%RETRY%g", "t"} },
-		BeforeRemove: func(_ context.Context, q message.Queue, pq *processqueue.ProcessQueue) bool {
+		BeforeRemove: func(_ context.Context, q message.Queue, pq *processqueue.ProcessQueue, _ bool) bool {
 			h.mu.Lock()
 			h.removed = append(h.removed, q)
 			h.mu.Unlock()

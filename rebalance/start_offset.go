@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rmqpush/rmqpush/internal/client"
 	"github.com/rmqpush/rmqpush/message"
 	"github.com/rmqpush/rmqpush/offset"
 )
-
-// retryPrefix starts the name of every retry topic.
-const retryPrefix = "%RETRY%"
 
 // startOffset returns where a newly assigned queue starts: the group's stored offset, or
 // for a group with none, what StartFrom says (Java's computePullFromWhereWithException).
@@ -27,7 +25,7 @@ func (r *Rebalancer) startOffset(ctx context.Context, q message.Queue) (int64, e
 	if stored != offset.NoOffset {
 		return 0, fmt.Errorf("rebalance: stored offset %d of %s is neither an offset nor 'none'", stored, q)
 	}
-	retry := strings.HasPrefix(q.Topic, retryPrefix)
+	retry := strings.HasPrefix(q.Topic, client.RetryTopicPrefix)
 	switch r.cfg.StartFrom {
 	case StartFromLast:
 		if retry {

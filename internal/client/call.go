@@ -37,3 +37,8 @@ func (i *Instance) invokeWithin(ctx context.Context, timeout time.Duration, addr
 	}
 	return nil, protocol.NewBrokerError(addr, req, resp)
 }
+
+// answerError reports an answer whose header or body does not decode.
+func answerError(addr string, resp *remoting.Command, err error) error {
+	return fmt.Errorf("client: bad answer from %s (opaque %d): %w", addr, resp.Opaque, err)
+}

@@ -26,6 +26,7 @@ type Instance struct {
 	routes    routeTable
 
 	nameServer nameServers
+	routeMu    sync.Mutex   // one route fetch at a time, so an older answer never replaces a newer
 	retrySeq   atomic.Int64 // spreads retry fallback sends over the retry queues
 
 	lifeMu   sync.Mutex

@@ -29,7 +29,7 @@ func (i *Instance) LockBatch(ctx context.Context, group, brokerName string, qs [
 	}
 	var out protocol.LockBatchResponse
 	if err := out.Decode(resp.Body); err != nil {
-		return nil, err
+		return nil, answerError(addr, resp, err)
 	}
 	return out.LockOKMQSet, nil
 }

@@ -27,24 +27,23 @@ func (i *Instance) QueryConsumerOffset(ctx context.Context, group string, q mess
 	}
 	var out protocol.QueryConsumerOffsetResponse
 	if err := out.Decode(resp.ExtFields); err != nil {
-		return 0, false, err
+		return 0, false, answerError(addr, resp, err)
 	}
 	return out.Offset, true, nil
 }
 
-// UpdateConsumerOffset writes the group's offset of q to q's master (or, when the master
-// is unknown, to any node of the broker, as Java does) and waits for its answer, so a
-// nil error means the broker has it. It satisfies offset.BrokerAPI.
+// UpdateConsumerOffset writes the group's offset of q to q's master and waits for its
+// answer, so a nil error means the master has it. It satisfies offset.BrokerAPI. Java
+// writes to any node when the master is unknown; a slave's copy is overwritten by the
+// master's, and since only changed offsets are written again, that write would be lost:
+// without a master this fails, and the next round tries again.
 func (i *Instance) UpdateConsumerOffset(ctx context.Context, group string, q message.Queue, offset int64) error {
-	addr, _, ok := i.FindBrokerAddr(q.BrokerName, MasterID, false)
-	if !ok {
-		var err error
-		if addr, err = i.masterAddr(ctx, q.Topic, q.BrokerName); err != nil {
-			return err
-		}
+	addr, err := i.masterAddr(ctx, q.Topic, q.BrokerName)
+	if err != nil {
+		return err
 	}
 	h := protocol.UpdateConsumerOffsetRequest{ConsumerGroup: group, Topic: q.Topic, QueueID: q.QueueID, CommitOffset: offset, BrokerName: q.BrokerName}
-	_, err := i.invoke(ctx, addr, remoting.NewRequest(protocol.RequestUpdateConsumerOffset, h.Encode(), nil))
+	_, err = i.invoke(ctx, addr, remoting.NewRequest(protocol.RequestUpdateConsumerOffset, h.Encode(), nil))
 	return err
 }
 
@@ -62,7 +61,7 @@ func (i *Instance) SearchOffset(ctx context.Context, q message.Queue, timestampM
 	}
 	var out protocol.SearchOffsetResponse
 	if err := out.Decode(resp.ExtFields); err != nil {
-		return 0, err
+		return 0, answerError(addr, resp, err)
 	}
 	return out.Offset, nil
 }
@@ -80,7 +79,7 @@ func (i *Instance) MaxOffset(ctx context.Context, q message.Queue) (int64, error
 	}
 	var out protocol.GetMaxOffsetResponse
 	if err := out.Decode(resp.ExtFields); err != nil {
-		return 0, err
+		return 0, answerError(addr, resp, err)
 	}
 	return out.Offset, nil
 }
@@ -98,7 +97,7 @@ func (i *Instance) MinOffset(ctx context.Context, q message.Queue) (int64, error
 	}
 	var out protocol.GetMinOffsetResponse
 	if err := out.Decode(resp.ExtFields); err != nil {
-		return 0, err
+		return 0, answerError(addr, resp, err)
 	}
 	return out.Offset, nil
 }
@@ -117,7 +116,7 @@ func (i *Instance) ConsumerIDs(ctx context.Context, topic, group string) ([]stri
 	}
 	var out protocol.ConsumerIDList
 	if err := out.Decode(resp.Body); err != nil {
-		return nil, err
+		return nil, answerError(addr, resp, err)
 	}
 	return out.ConsumerIDList, nil
 }

@@ -53,6 +53,8 @@ func (i *Instance) UpdateTopicRoute(ctx context.Context, topic string) (bool, er
 	if i.closed() {
 		return false, ErrClosed
 	}
+	i.routeMu.Lock()
+	defer i.routeMu.Unlock()
 	req := &protocol.GetRouteInfoRequest{Topic: topic, AcceptStandardJSONOnly: true}
 	var sent *remoting.Command
 	resp, addr, err := i.invokeNameServer(ctx, func() *remoting.Command {

@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/rmqpush/rmqpush/internal/protocol"
@@ -45,7 +44,7 @@ func (i *Instance) sendTo(ctx context.Context, addr, producerGroup string, q mes
 	}
 	var out protocol.SendMessageResponse
 	if err := out.Decode(resp.ExtFields); err != nil {
-		return nil, fmt.Errorf("client: send answer from %s: %w", addr, err)
+		return nil, answerError(addr, resp, err)
 	}
 	return &out, nil
 }

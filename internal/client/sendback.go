@@ -20,11 +20,28 @@ const (
 	defaultTopic       = "TBW102"
 )
 
+// Name prefixes of the retry and dead-letter topics of a consumer group.
+const (
+	RetryTopicPrefix = "%RETRY%"
+	DLQTopicPrefix   = "%DLQ%"
+)
+
 // RetryTopic returns the retry topic of a consumer group.
-func RetryTopic(group string) string { return "%RETRY%" + group }
+func RetryTopic(group string) string { return RetryTopicPrefix + group }
 
 // DLQTopic returns the dead-letter topic of a consumer group.
-func DLQTopic(group string) string { return "%DLQ%" + group }
+func DLQTopic(group string) string { return DLQTopicPrefix + group }
+
+// ResetRetryTopic gives a message pulled from group's retry topic its original topic
+// back (the RETRY_TOPIC property), as Java's resetRetryAndNamespace does before the
+// listener sees it.
+func ResetRetryTopic(group string, m *message.Ext) {
+	if len(m.Topic) == len(RetryTopicPrefix)+len(group) && m.Topic == RetryTopic(group) {
+		if orig, ok := m.Properties.Get(message.PropertyRetryTopic); ok {
+			m.Topic = orig
+		}
+	}
+}
 
 // SendMessageBack asks the master of msg.BrokerName (the broker that stored msg; its
 // store host when the broker is unknown) to consume msg again later:
