@@ -74,6 +74,7 @@ type PushConsumer struct {
 	ready         atomic.Bool
 
 	paused      atomic.Bool
+	commitArmed atomic.Bool                    // a commit of moved offsets is scheduled
 	assigned    atomic.Pointer[map[string]int] // assigned queues per topic
 	listenerCtx context.Context                // given to listeners; cancelled when Shutdown gives up
 	cancelCalls context.CancelFunc

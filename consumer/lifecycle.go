@@ -14,6 +14,7 @@ import (
 	"github.com/rmqpush/rmqpush/offset"
 	"github.com/rmqpush/rmqpush/pull"
 	"github.com/rmqpush/rmqpush/rebalance"
+	"github.com/rmqpush/rmqpush/remoting"
 )
 
 // Timing of the consumer's own periodic work.
@@ -102,6 +103,9 @@ func (c *PushConsumer) start(ctx context.Context) error {
 		HeartbeatInterval: c.cfg.heartbeatInterval,
 		TLS:               c.cfg.tls,
 		Logger:            c.log,
+	}
+	if c.cfg.headers == HeaderRocketMQ {
+		icfg.Serialize = remoting.SerializeRocketMQ
 	}
 	if cr := c.cfg.credentials; cr != nil {
 		icfg.Credentials = &client.Credentials{AccessKey: cr.AccessKey, SecretKey: cr.SecretKey, SecurityToken: cr.SecurityToken}
@@ -313,6 +317,28 @@ func (c *PushConsumer) persistAll() {
 	defer cancel()
 	if err := c.offsets.PersistAll(ctx, c.rebalancer.Queues()); err != nil {
 		c.logf(logging.LevelWarn, "persisting offsets failed; they will be written at the next round", message.Queue{}, err)
+	}
+}
+
+// storeOffset stores a queue's new offset after a listener call and, in clustering,
+// arranges for it to reach the broker within the commit interval (WithCommitInterval).
+// The commit is a one-shot timer armed by the first change after the previous commit,
+// so an idle consumer has no timer running for it.
+func (c *PushConsumer) storeOffset(q message.Queue, off int64, increaseOnly bool) {
+	c.offsets.Update(q, off, increaseOnly)
+	if c.cfg.model == Clustering && c.cfg.commitInterval > 0 && c.commitArmed.CompareAndSwap(false, true) {
+		c.sched.after(c.cfg.commitInterval, c.commitChanged)
+	}
+}
+
+// commitChanged writes the offsets that moved since they were last written; see
+// storeOffset.
+func (c *PushConsumer) commitChanged() {
+	c.commitArmed.Store(false) // changes from now on arm the next commit
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.apiTimeout)
+	defer cancel()
+	if err := c.offsets.Flush(ctx); err != nil {
+		c.logf(logging.LevelDebug, "committing offsets failed; they are written at the next round", message.Queue{}, err)
 	}
 }
 

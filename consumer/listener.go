@@ -30,7 +30,8 @@ func (s ConcurrentlyStatus) String() string {
 	}
 }
 
-// ConcurrentlyContext is a concurrent listener call's context.
+// ConcurrentlyContext is a concurrent listener call's context. It is valid only during
+// the call: each worker reuses one for all its calls, so a listener must not keep it.
 type ConcurrentlyContext struct {
 	// Queue is the queue the messages came from.
 	Queue message.Queue

@@ -142,6 +142,14 @@ func WithPersistConsumerOffsetInterval(d time.Duration) Option {
 	return func(c *cfg) { c.persistInterval = d }
 }
 
+// WithCommitInterval sets how soon, at most, an offset that moved reaches the broker in
+// clustering (an UPDATE_CONSUMER_OFFSET per changed queue). A consumer that dies
+// without Shutdown leaves the messages consumed since its last commit to be consumed
+// again by the queue's next owner; Java commits only with the next pull or every 5 s.
+// Nothing is sent while nothing changes. Default 10ms; 0 turns it off (then offsets
+// move with pulls and WithPersistConsumerOffsetInterval only, as in Java).
+func WithCommitInterval(d time.Duration) Option { return func(c *cfg) { c.commitInterval = d } }
+
 // WithRebalanceInterval sets how often the assignment is recomputed besides the
 // brokers' notifications. Default 20s.
 func WithRebalanceInterval(d time.Duration) Option {
@@ -155,6 +163,10 @@ func WithRequestTimeout(d time.Duration) Option { return func(c *cfg) { c.apiTim
 // WithOffsetStoreDir sets the directory of a broadcasting consumer's offsets file.
 // Default ~/.rocketmq_offsets, as Java.
 func WithOffsetStoreDir(dir string) Option { return func(c *cfg) { c.offsetStoreDir = dir } }
+
+// WithHeaderEncoding sets how request headers are serialized. Default HeaderJSON; answers
+// are read in either encoding whatever this says.
+func WithHeaderEncoding(e HeaderEncoding) Option { return func(c *cfg) { c.headers = e } }
 
 // WithTLS connects to every server with TLS. Verification follows config: set
 // InsecureSkipVerify there only if you mean it.

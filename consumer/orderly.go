@@ -179,7 +179,7 @@ func (s *orderlyService) consumeBatch(r *pull.Request, msgs []*message.Ext) bool
 	// this call (it waits for the consume lock). Only a discarded queue's results are
 	// void (a corrected or reset offset, or a removal already final).
 	if off, committed := pq.Commit(); committed && !pq.Discarded() {
-		s.c.offsets.Update(q, off, false)
+		s.c.storeOffset(q, off, false)
 	}
 	return !pq.Dropped()
 }

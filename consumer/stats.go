@@ -1,6 +1,7 @@
 package consumer
 
 import (
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,9 +46,13 @@ const (
 )
 
 // stats collects the counters; sample() keeps a ring of snapshots for rates.
+//
+// Every listener call looks its topic up, so the topic map is copied on write and read
+// without a lock: a read-write mutex made every call write the lock's shared counter
+// twice, from every worker. Topics are only ever added, and rarely.
 type stats struct {
-	mu     sync.RWMutex
-	topics map[string]*topicCounters
+	mu     sync.Mutex                                // serialises adding topics, sample and snapshot
+	topics atomic.Pointer[map[string]*topicCounters] // never changed in place
 }
 
 type topicCounters struct {
@@ -62,21 +67,26 @@ type sample struct {
 	pulls, pullNanos, pulled, calls, nanos, ok, failed int64
 }
 
-func newStats() *stats { return &stats{topics: make(map[string]*topicCounters)} }
+func newStats() *stats {
+	s := &stats{}
+	s.topics.Store(&map[string]*topicCounters{})
+	return s
+}
 
 func (s *stats) topic(t string) *topicCounters {
-	s.mu.RLock()
-	tc := s.topics[t]
-	s.mu.RUnlock()
-	if tc != nil {
+	if tc := (*s.topics.Load())[t]; tc != nil {
 		return tc
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if tc = s.topics[t]; tc == nil {
-		tc = &topicCounters{}
-		s.topics[t] = tc
+	cur := *s.topics.Load()
+	if tc := cur[t]; tc != nil {
+		return tc
 	}
+	tc := &topicCounters{}
+	next := maps.Clone(cur)
+	next[t] = tc
+	s.topics.Store(&next)
 	return tc
 }
 
@@ -112,7 +122,7 @@ func (tc *topicCounters) now(at time.Time) sample {
 func (s *stats) sample(at time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, tc := range s.topics {
+	for _, tc := range *s.topics.Load() {
 		tc.ring[tc.ringNext] = tc.now(at)
 		tc.ringNext = (tc.ringNext + 1) % statsWindow
 		tc.ringLen = min(tc.ringLen+1, statsWindow)
@@ -121,10 +131,11 @@ func (s *stats) sample(at time.Time) {
 
 // snapshot returns each topic's figures, rates taken against the oldest sample.
 func (s *stats) snapshot(at time.Time) map[string]TopicStats {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	out := make(map[string]TopicStats, len(s.topics))
-	for name, tc := range s.topics {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	topics := *s.topics.Load()
+	out := make(map[string]TopicStats, len(topics))
+	for name, tc := range topics {
 		cur := tc.now(at)
 		var old sample
 		if tc.ringLen > 0 {

@@ -17,20 +17,39 @@ type task struct {
 	expired bool // concurrent: msgs are past the consume timeout; send them back
 }
 
-// taskQueue feeds the consume workers. It is a growable ring of task values, so queuing
-// a batch allocates nothing once the ring is big enough; pushing never blocks (memory
-// is bounded by the pull service's flow control), popping waits for work.
+// taskQueue feeds the consume workers. Tasks wait in one lane per queue (pull request),
+// and workers take them from the lanes in turn, so a queue with few messages — a retry
+// queue behind a main queue holding a thousand cached messages, say — is served within
+// one round instead of after everything queued before it. Within a lane, tasks keep
+// their order. Lanes are growable rings of task values, recycled when they empty, so
+// queuing a batch allocates nothing in the steady state; pushing never blocks (memory is
+// bounded by the pull service's flow control), popping waits for work.
+//
+// Workers are woken one at a time: a push wakes one waiting worker, and a worker that
+// pops a task while more are queued wakes the next. With quick listeners the few
+// workers the CPUs can run drain the queue and the others sleep on, instead of every
+// idle worker being woken for every pull (a broadcast per pull of 32 messages) only to
+// find the queue drained; with slow listeners the chain wakes every worker there is
+// work for, one hand-off after another.
 type taskQueue struct {
-	mu     sync.Mutex
-	cond   sync.Cond
-	ring   []task
-	head   int
-	n      int
-	closed bool
+	mu      sync.Mutex
+	cond    sync.Cond
+	lanes   map[*pull.Request]*lane
+	turn    laneRing // lanes with tasks, in the order they are served
+	free    []*lane  // empty lanes to reuse
+	n       int      // tasks queued in all lanes
+	waiting int      // workers in cond.Wait
+	closed  bool
+}
+
+// lane is one queue's tasks, in order.
+type lane struct {
+	req   *pull.Request
+	tasks taskRing
 }
 
 func newTaskQueue() *taskQueue {
-	q := &taskQueue{ring: make([]task, 64)}
+	q := &taskQueue{lanes: make(map[*pull.Request]*lane)}
 	q.cond.L = &q.mu
 	return q
 }
@@ -43,17 +62,14 @@ func (q *taskQueue) pushBatches(req *pull.Request, msgs []*message.Ext, size int
 		q.mu.Unlock()
 		return false
 	}
-	added := 0
 	for i := 0; i < len(msgs); i += size {
 		j := min(i+size, len(msgs))
 		q.pushLocked(task{req: req, msgs: msgs[i:j:j]})
-		added++
 	}
+	wake := q.waiting > 0 && len(msgs) > 0
 	q.mu.Unlock()
-	if added == 1 {
-		q.cond.Signal()
-	} else if added > 1 {
-		q.cond.Broadcast()
+	if wake {
+		q.cond.Signal() // the worker it wakes wakes the next one (see pop)
 	}
 	return true
 }
@@ -66,37 +82,59 @@ func (q *taskQueue) push(t task) bool {
 		return false
 	}
 	q.pushLocked(t)
+	wake := q.waiting > 0
 	q.mu.Unlock()
-	q.cond.Signal()
+	if wake {
+		q.cond.Signal()
+	}
 	return true
 }
 
 func (q *taskQueue) pushLocked(t task) {
-	if q.n == len(q.ring) {
-		grown := make([]task, 2*len(q.ring))
-		for k := 0; k < q.n; k++ {
-			grown[k] = q.ring[(q.head+k)%len(q.ring)]
+	l := q.lanes[t.req]
+	if l == nil {
+		if k := len(q.free); k > 0 {
+			l, q.free = q.free[k-1], q.free[:k-1]
+		} else {
+			l = &lane{}
 		}
-		q.ring, q.head = grown, 0
+		l.req = t.req
+		q.lanes[t.req] = l
+		q.turn.push(l)
 	}
-	q.ring[(q.head+q.n)%len(q.ring)] = t
+	l.tasks.push(t)
 	q.n++
 }
 
-// pop waits for a task; ok is false once the queue is closed.
+// pop waits for a task; ok is false once the queue is closed. It takes the next task of
+// the lane whose turn it is and sends that lane to the back of the line, or retires it
+// when it is empty. When tasks are left and another worker waits, it wakes that worker.
 func (q *taskQueue) pop() (t task, ok bool) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	for q.n == 0 && !q.closed {
+		q.waiting++
 		q.cond.Wait()
+		q.waiting--
 	}
 	if q.closed {
+		q.mu.Unlock()
 		return task{}, false
 	}
-	t = q.ring[q.head]
-	q.ring[q.head] = task{}
-	q.head = (q.head + 1) % len(q.ring)
+	l := q.turn.pop()
+	t = l.tasks.pop()
+	if l.tasks.n > 0 {
+		q.turn.push(l)
+	} else {
+		delete(q.lanes, l.req)
+		l.req = nil
+		q.free = append(q.free, l)
+	}
 	q.n--
+	wake := q.n > 0 && q.waiting > 0
+	q.mu.Unlock()
+	if wake {
+		q.cond.Signal()
+	}
 	return t, true
 }
 
@@ -105,8 +143,7 @@ func (q *taskQueue) pop() (t task, ok bool) {
 func (q *taskQueue) close() {
 	q.mu.Lock()
 	q.closed = true
-	clear(q.ring)
-	q.n = 0
+	q.lanes, q.turn, q.free, q.n = nil, laneRing{}, nil, 0
 	q.mu.Unlock()
 	q.cond.Broadcast()
 }
@@ -116,4 +153,56 @@ func (q *taskQueue) len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.n
+}
+
+// taskRing is a growable ring of tasks.
+type taskRing struct {
+	buf     []task
+	head, n int
+}
+
+func (r *taskRing) push(t task) {
+	if r.n == len(r.buf) {
+		grown := make([]task, max(8, 2*len(r.buf)))
+		for k := 0; k < r.n; k++ {
+			grown[k] = r.buf[(r.head+k)%len(r.buf)]
+		}
+		r.buf, r.head = grown, 0
+	}
+	r.buf[(r.head+r.n)%len(r.buf)] = t
+	r.n++
+}
+
+func (r *taskRing) pop() task {
+	t := r.buf[r.head]
+	r.buf[r.head] = task{}
+	r.head = (r.head + 1) % len(r.buf)
+	r.n--
+	return t
+}
+
+// laneRing is a growable ring of lanes.
+type laneRing struct {
+	buf     []*lane
+	head, n int
+}
+
+func (r *laneRing) push(l *lane) {
+	if r.n == len(r.buf) {
+		grown := make([]*lane, max(8, 2*len(r.buf)))
+		for k := 0; k < r.n; k++ {
+			grown[k] = r.buf[(r.head+k)%len(r.buf)]
+		}
+		r.buf, r.head = grown, 0
+	}
+	r.buf[(r.head+r.n)%len(r.buf)] = l
+	r.n++
+}
+
+func (r *laneRing) pop() *lane {
+	l := r.buf[r.head]
+	r.buf[r.head] = nil
+	r.head = (r.head + 1) % len(r.buf)
+	r.n--
+	return l
 }

@@ -3,6 +3,7 @@ package consumer
 import (
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -48,4 +49,75 @@ func TestTaskQueueCloseWakesWorkers(t *testing.T) {
 	wg.Wait()
 	require.False(t, q.push(task{}))
 	require.False(t, q.pushBatches(&pull.Request{}, []*message.Ext{{}}, 1))
+}
+
+// TestTaskQueueWakesAWorkerPerTask checks the wake-up chain: one push of a batch of
+// tasks must end up waking as many waiting workers as there are tasks, since each task
+// here blocks its worker until every task has been popped.
+func TestTaskQueueWakesAWorkerPerTask(t *testing.T) {
+	const workers = 4
+	q := newTaskQueue()
+	var started, all sync.WaitGroup
+	started.Add(workers)
+	all.Add(workers)
+	for range workers {
+		go func() {
+			started.Done()
+			if _, ok := q.pop(); ok {
+				all.Done()
+				all.Wait() // blocks until every task is popped by a worker of its own
+			}
+		}()
+	}
+	started.Wait()
+	require.Eventually(t, func() bool {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return q.waiting == workers
+	}, 10*time.Second, time.Millisecond, "workers never waited")
+	msgs := make([]*message.Ext, workers)
+	for i := range msgs {
+		msgs[i] = &message.Ext{QueueOffset: int64(i)}
+	}
+	require.True(t, q.pushBatches(&pull.Request{}, msgs, 1))
+	done := make(chan struct{})
+	go func() { all.Wait(); close(done) }()
+	require.Eventually(t, func() bool {
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
+	}, 10*time.Second, time.Millisecond, "not every task got a worker of its own")
+	q.close()
+}
+
+// A queue with one task is served within one round, not after everything another queue
+// queued before it.
+func TestTaskQueueServesQueuesInTurn(t *testing.T) {
+	q := newTaskQueue()
+	main, retry := &pull.Request{}, &pull.Request{}
+	busy := make([]*message.Ext, 1000)
+	for i := range busy {
+		busy[i] = &message.Ext{QueueOffset: int64(i)}
+	}
+	require.True(t, q.pushBatches(main, busy, 1))
+	require.True(t, q.pushBatches(retry, []*message.Ext{{QueueOffset: 7}}, 1))
+	first, _ := q.pop()
+	second, _ := q.pop()
+	require.Same(t, main, first.req)
+	require.Same(t, retry, second.req, "the retry queue's task comes second, not 1001st")
+	// The main queue's tasks keep their order.
+	next := int64(1)
+	for q.len() > 0 {
+		tk, _ := q.pop()
+		require.Same(t, main, tk.req)
+		require.Equal(t, next, tk.msgs[0].QueueOffset)
+		next++
+	}
+	require.Empty(t, q.lanes, "empty lanes are retired")
+	require.Len(t, q.free, 2, "and kept for reuse")
+	require.True(t, q.pushBatches(retry, []*message.Ext{{QueueOffset: 8}}, 1))
+	require.Len(t, q.free, 1, "a new lane reuses a retired one")
 }

@@ -1,6 +1,7 @@
 package message
 
 import (
+	"fmt"
 	"testing"
 )
 
@@ -44,6 +45,23 @@ func BenchmarkDecodeAllWith(b *testing.B) {
 		if _, err := d.DecodeAllWith(body, Property{PropertyMinOffset, "0"}, Property{PropertyMaxOffset, "1032"}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkDecodeOwned is BenchmarkDecodeAllWith as the pull path now decodes: strings
+// point into the body, the extra properties are a shared tail.
+func BenchmarkDecodeOwned(b *testing.B) {
+	for _, size := range []int{128, 1024} {
+		b.Run(fmt.Sprintf("32x%dB", size), func(b *testing.B) {
+			body := pullBody(b, 32, size, false, 0)
+			var d Decoder
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := d.DecodeOwned(body, Property{PropertyMinOffset, "0"}, Property{PropertyMaxOffset, "1032"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

@@ -53,7 +53,11 @@ type strSpan struct {
 // (unwrapping makes the count unknown) a checking pass counts the messages first,
 // keeping what it decompressed for the filling pass. Last, the topics and properties
 // are copied into one string and every message pointed at its part of it.
-func (d *Decoder) decode(body []byte, extra []Property) ([]*Ext, error) {
+//
+// With owned set (DecodeOwned), topics and properties point into body instead, and a
+// copy of the extra properties is their shared tail: three allocations too, and no
+// copy of the strings.
+func (d *Decoder) decode(body []byte, extra []Property, owned bool) ([]*Ext, error) {
 	st := decodeState{max: d.maxDecodedSize()}
 	st.left = st.max
 	n, inner := scan(body)
@@ -82,6 +86,14 @@ func (d *Decoder) decode(body []byte, extra []Property) ([]*Ext, error) {
 		err = ferr // after a checking pass, filling cannot fail: this would be a bug
 	}
 	n = len(spans)
+	if owned {
+		var tail []Property
+		if len(extra) > 0 {
+			tail = append(make([]Property, 0, len(extra)), extra...) // extra does not escape
+		}
+		setOwnedStrings(exts[:n], spans, tail)
+		return ptrs[:n:n], err
+	}
 
 	// The shared string: topics (once per run of records with the same topic), each
 	// message's properties with the extra properties appended.
@@ -114,6 +126,49 @@ func (d *Decoder) decode(body []byte, extra []Property) ([]*Ext, error) {
 		exts[i].Properties = PropertiesFromWire(str[sp.propsOff : sp.propsOff+sp.propsLen])
 	}
 	return ptrs[:n:n], err
+}
+
+// setOwnedStrings gives each message the topic and wire-form properties of its span as
+// strings pointing into the decoded bytes, and extra (with WAIT first, for the messages
+// of an inner batch) as its properties' tail, one tail shared by every message that
+// has the same.
+func setOwnedStrings(exts []Ext, spans []strSpan, extra []Property) {
+	var prevTopic []byte
+	topic := ""
+	var waitTails [2][]Property // WAIT "true", WAIT "false"
+	for i := range spans {
+		sp := &spans[i]
+		if i == 0 || !bytes.Equal(sp.topic, prevTopic) {
+			prevTopic, topic = sp.topic, aliasString(sp.topic)
+		}
+		tail := extra
+		if sp.wait != "" {
+			k := 0
+			if sp.wait != "true" {
+				k = 1
+			}
+			if waitTails[k] == nil {
+				t := make([]Property, 0, 1+len(extra))
+				t = append(t, Property{Name: PropertyWaitStoreMsgOK, Value: sp.wait})
+				waitTails[k] = append(t, extra...)
+			}
+			tail = waitTails[k]
+		}
+		if len(tail) == 0 {
+			tail = nil
+		}
+		exts[i].Topic = topic
+		exts[i].Properties = Properties{raw: aliasString(sp.props), pairs: tail}
+	}
+}
+
+// aliasString returns the bytes of b as a string without copying them: b must never
+// change afterwards.
+func aliasString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // scan hops through body by storeSize, as far as the sizes are plausible, and returns
@@ -308,7 +363,7 @@ func wireValue(s []byte, name string) (value []byte, found bool) {
 // joinedLen returns the length of a message's properties: the wire form raw, then WAIT
 // (when wait is not empty), then the extra pairs, each appended after a 0x02 unless the
 // text so far is empty or already ends with one. writeJoined writes them.
-func joinedLen(raw []byte, wait string, extra []Property) int {
+func joinedLen[S ~string | ~[]byte](raw S, wait string, extra []Property) int {
 	n := len(raw)
 	open := n > 0 && raw[n-1] != PropertySeparator
 	if wait != "" {
@@ -330,7 +385,12 @@ func joinedLen(raw []byte, wait string, extra []Property) int {
 
 func writeJoined(sb *strings.Builder, raw []byte, wait string, extra []Property) {
 	sb.Write(raw)
-	open := len(raw) > 0 && raw[len(raw)-1] != PropertySeparator
+	writeTail(sb, len(raw) > 0 && raw[len(raw)-1] != PropertySeparator, wait, extra)
+}
+
+// writeTail writes what writeJoined writes after the wire form; open says whether the
+// wire form is not empty and does not end with a 0x02.
+func writeTail(sb *strings.Builder, open bool, wait string, extra []Property) {
 	if wait != "" {
 		if open {
 			sb.WriteByte(PropertySeparator)

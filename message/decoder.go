@@ -39,7 +39,7 @@ type Decoder struct {
 // (also CONSUME_MESSAGE_DIRECTLY, VIEW_MESSAGE_BY_ID and QUERY_MESSAGE bodies), with the
 // default options of a zero Decoder. See (*Decoder).DecodeAll.
 func DecodeAll(body []byte) ([]*Ext, error) {
-	return (*Decoder)(nil).decode(body, nil)
+	return (*Decoder)(nil).decode(body, nil, false)
 }
 
 // DecodeAll decodes a body of zero or more store records back to back, following Java's
@@ -74,7 +74,7 @@ func DecodeAll(body []byte) ([]*Ext, error) {
 // DecodeAll returns the messages before it and a *DecodeError naming its offset in body
 // and the field at fault. It never panics.
 func (d *Decoder) DecodeAll(body []byte) ([]*Ext, error) {
-	return d.decode(body, nil)
+	return d.decode(body, nil, false)
 }
 
 // DecodeAllWith is DecodeAll, appending the extra properties to every message's
@@ -88,7 +88,28 @@ func (d *Decoder) DecodeAllWith(body []byte, extra ...Property) ([]*Ext, error) 
 			return nil, err
 		}
 	}
-	return d.decode(body, extra)
+	return d.decode(body, extra, false)
+}
+
+// DecodeOwned is DecodeAllWith for a caller that hands body over to the messages for
+// good, as the pull service does with the body of a pull response: nothing may change
+// body afterwards. The messages' topics and properties are then not copied out of
+// body into a new string but point into it (or into the decompressed bytes),
+// as their bodies do, and the extra properties are not copied into every message's
+// properties but shared by them all (one copy of them per call), as a tail after each
+// message's wire form (see Properties; readers see the same properties either way).
+// This saves the copy of the strings and, for a pull of 32 messages with typical
+// properties, about a third of the bytes decoding allocates (BenchmarkDecodeOwned),
+// which the garbage collector no longer has to reclaim. The cost: a string kept from
+// one message keeps the whole body alive (see Ext). Decoding an uncompressed body
+// costs three allocations (four beyond 32 messages).
+func (d *Decoder) DecodeOwned(body []byte, extra ...Property) ([]*Ext, error) {
+	for _, kv := range extra {
+		if err := checkProperty(kv.Name, kv.Value); err != nil {
+			return nil, err
+		}
+	}
+	return d.decode(body, extra, true)
 }
 
 func (d *Decoder) maxDecodedSize() int {

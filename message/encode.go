@@ -141,7 +141,7 @@ var errBadProperty = errors.New("property would not survive the wire")
 func propertiesWireLen(p *Properties) (int, error) {
 	n := 0
 	if !p.edited {
-		n = len(p.raw)
+		n = p.wireLen() // the tail's pairs were checked when they were added
 	} else {
 		for _, kv := range p.pairs {
 			if err := checkProperty(kv.Name, kv.Value); err != nil {
@@ -175,7 +175,10 @@ func checkProperty(name, value string) error {
 // appendPropertiesWire appends p's wire form; p was checked by propertiesWireLen.
 func appendPropertiesWire(dst []byte, p *Properties) []byte {
 	if !p.edited {
-		return append(dst, p.raw...)
+		if len(p.pairs) == 0 {
+			return append(dst, p.raw...)
+		}
+		return append(dst, p.String()...)
 	}
 	for _, kv := range p.pairs {
 		dst = append(dst, kv.Name...)

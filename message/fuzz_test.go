@@ -93,6 +93,9 @@ func FuzzDecodeAll(f *testing.F) {
 			require.Equal(t, sfe, ffe, "the fast path falls back to the slow one")
 		}
 
+		// What the pull service decodes must read the same as the copying decoder's.
+		requireSameDecoding(t, d, data, pullExtra...)
+
 		msgs, err := d.DecodeAll(data)
 		if err != nil {
 			var de *DecodeError
@@ -240,6 +243,13 @@ func FuzzProperties(f *testing.F) {
 		for n, v := range want {
 			require.Equal(t, v, p.Value(n))
 		}
+
+		// With a tail (as DecodeOwned gives), it reads as the wire form with the tail's
+		// pairs appended.
+		tail := []Property{{PropertyMaxOffset, "9"}, {"a", "tail"}}
+		withTail := Properties{raw: raw, pairs: tail}
+		joined := PropertiesFromWire(withTail.String())
+		require.Equal(t, viewOf(&joined), viewOf(&withTail))
 
 		// Edited, every property survives, in the same order.
 		q := PropertiesFromWire(raw)

@@ -61,7 +61,11 @@ func (m *Message) Property(name string) string { return m.Properties.Value(name)
 // Ext is a message as a consumer receives it: the Message plus every field the broker
 // stored with it. Body slices into the buffer it was decoded from; a listener that keeps
 // a body beyond its call may keep the slice (the buffer is never reused) but should copy
-// it before changing it if other messages of the same pull are still in use.
+// it before changing it if other messages of the same pull are still in use. The
+// consumer decodes with DecodeOwned, so Topic and the property values (MsgID included)
+// point into that buffer too: whatever is kept of a message keeps the whole pulled
+// buffer alive, so a listener that keeps strings of many messages for long, such as
+// message ids in a deduplication set, should keep copies (strings.Clone).
 type Ext struct {
 	Message
 

@@ -15,14 +15,13 @@ const upperHex = "0123456789ABCDEF"
 func OffsetMsgID(storeHost netip.AddrPort, commitLogOffset int64) string {
 	var raw [16 + 4 + 8]byte
 	n := 0
-	addr := storeHost.Addr()
-	if addr.Is4() || addr.Is4In6() || !addr.IsValid() {
+	switch addr := storeHost.Addr(); {
+	case !addr.IsValid():
+		n = 4 // no store host (a message built by hand): 0.0.0.0
+	case addr.Is4() || addr.Is4In6():
 		a := addr.Unmap().As4()
-		if !addr.IsValid() {
-			a = [4]byte{}
-		}
 		n += copy(raw[:], a[:])
-	} else {
+	default:
 		a := addr.As16()
 		n += copy(raw[:], a[:])
 	}

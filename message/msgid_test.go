@@ -33,3 +33,9 @@ func TestParseOffsetMsgIDErrors(t *testing.T) {
 		require.Error(t, err, id)
 	}
 }
+
+func TestOffsetMsgIDWithoutStoreHost(t *testing.T) {
+	require.Equal(t, "0000000000000000000000000000002A", OffsetMsgID(netip.AddrPort{}, 42))
+	m := &Ext{CommitLogOffset: 42}
+	require.Equal(t, "0000000000000000000000000000002A", m.MsgID(), "a hand-built message has an id too")
+}

@@ -22,8 +22,12 @@ type Property struct {
 // 0x02, a pair on its first 0x01, and pairs with an empty name or an empty value are
 // skipped. When a name occurs twice, the last one wins.
 type Properties struct {
-	raw    string     // wire form; used while pairs is nil
-	pairs  []Property // set once the properties have been changed
+	raw string // wire form; used while edited is false
+	// pairs are the properties once they have been changed (edited). Before that, pairs
+	// are a tail that follows the wire form, as if appended to it: the extra properties
+	// a Decoder's DecodeOwned gives every message of a body, shared by them all and
+	// never changed in place (the first change copies them).
+	pairs  []Property
 	edited bool
 }
 
@@ -48,6 +52,11 @@ func (p *Properties) Get(name string) (string, bool) {
 			}
 		}
 		return "", false
+	}
+	for i := len(p.pairs) - 1; i >= 0; i-- { // the tail comes after the wire form
+		if p.pairs[i].Name == name {
+			return p.pairs[i].Value, true
+		}
 	}
 	value, found := "", false
 	p.scan(func(n, v string) bool {
@@ -110,12 +119,22 @@ func (p *Properties) Range(fn func(name, value string) bool) {
 	}
 	if strings.Count(p.raw, "\x02") < smallProperties {
 		// Few pairs: look for a later duplicate of each, without allocating.
+		more := true
 		scanWire(p.raw, func(n, v, rest string) bool {
-			if hasName(rest, n) {
+			if hasName(rest, n) || tailHas(p.pairs, n) {
 				return true // an earlier duplicate: the last occurrence is reported
 			}
-			return fn(n, v)
+			more = fn(n, v)
+			return more
 		})
+		for i, kv := range p.pairs {
+			if !more {
+				return
+			}
+			if !tailHas(p.pairs[i+1:], kv.Name) {
+				more = fn(kv.Name, kv.Value)
+			}
+		}
 		return
 	}
 	// Many pairs (a hostile peer can send thousands): index the last occurrence of each
@@ -123,14 +142,39 @@ func (p *Properties) Range(fn func(name, value string) bool) {
 	last := make(map[string]int)
 	i := 0
 	scanWire(p.raw, func(n, _, _ string) bool { last[n] = i; i++; return true })
+	for _, kv := range p.pairs {
+		last[kv.Name] = i
+		i++
+	}
 	i = 0
+	more := true
 	scanWire(p.raw, func(n, v, _ string) bool {
 		i++
 		if last[n] != i-1 {
 			return true // an earlier duplicate: the last occurrence is reported
 		}
-		return fn(n, v)
+		more = fn(n, v)
+		return more
 	})
+	for _, kv := range p.pairs {
+		i++
+		if !more {
+			return
+		}
+		if last[kv.Name] == i-1 {
+			more = fn(kv.Name, kv.Value)
+		}
+	}
+}
+
+// tailHas reports whether a tail holds a property named name.
+func tailHas(tail []Property, name string) bool {
+	for _, kv := range tail {
+		if kv.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // smallProperties is the number of pairs below which Range finds duplicates by scanning
@@ -144,12 +188,20 @@ func (p *Properties) Map() map[string]string {
 	return m
 }
 
-// String returns the wire form: every pair as name 0x01 value 0x02.
+// String returns the wire form: every pair as name 0x01 value 0x02. A decoded wire form
+// is returned as it was read, with the pairs DecodeAllWith or DecodeOwned added after
+// it.
 func (p *Properties) String() string {
-	if !p.edited {
+	if !p.edited && len(p.pairs) == 0 {
 		return p.raw
 	}
 	var b strings.Builder
+	b.Grow(p.wireLen())
+	if !p.edited {
+		b.WriteString(p.raw)
+		writeTail(&b, p.raw != "" && p.raw[len(p.raw)-1] != PropertySeparator, "", p.pairs)
+		return b.String()
+	}
 	for _, kv := range p.pairs {
 		b.WriteString(kv.Name)
 		b.WriteByte(NameValueSeparator)
@@ -157,6 +209,18 @@ func (p *Properties) String() string {
 		b.WriteByte(PropertySeparator)
 	}
 	return b.String()
+}
+
+// wireLen returns the length of the wire form String returns.
+func (p *Properties) wireLen() int {
+	if !p.edited {
+		return joinedLen(p.raw, "", p.pairs)
+	}
+	n := 0
+	for _, kv := range p.pairs {
+		n += len(kv.Name) + len(kv.Value) + 2
+	}
+	return n
 }
 
 // edit switches from the wire form to the list of pairs, in the order Range reports

@@ -149,6 +149,14 @@ func (s *LocalStore) PersistAll(_ context.Context, qs []message.Queue) error {
 	return s.writeFile(s.table.snapshot())
 }
 
+// Flush writes the file when any offset changed since the last successful write.
+func (s *LocalStore) Flush(context.Context) error {
+	if len(s.table.changed()) == 0 {
+		return nil
+	}
+	return s.writeFile(s.table.snapshot())
+}
+
 func (s *LocalStore) writeFile(offsets map[message.Queue]int64) error {
 	s.fileMu.Lock()
 	defer s.fileMu.Unlock()

@@ -83,7 +83,21 @@ func (s *RemoteStore) Persist(ctx context.Context, q message.Queue) error {
 // PersistAll writes the changed offsets of qs, one goroutine per broker, and forgets the
 // queues not in qs; see Store.
 func (s *RemoteStore) PersistAll(ctx context.Context, qs []message.Queue) error {
-	dirty := s.table.dirty(qs, true)
+	return s.writeAll(ctx, s.table.dirty(qs, true))
+}
+
+// Flush writes the offsets that changed since their last successful persist; see
+// Store.
+func (s *RemoteStore) Flush(ctx context.Context) error {
+	dirty := s.table.changed()
+	if len(dirty) == 0 {
+		return nil
+	}
+	return s.writeAll(ctx, dirty)
+}
+
+// writeAll writes offsets, one goroutine per broker.
+func (s *RemoteStore) writeAll(ctx context.Context, dirty map[message.Queue]int64) error {
 	byBroker := make(map[string][]message.Queue)
 	for q := range dirty {
 		byBroker[q.BrokerName] = append(byBroker[q.BrokerName], q)

@@ -195,3 +195,21 @@ func TestRemoteConcurrentUpdates(t *testing.T) {
 	wg.Wait()
 	require.Equal(t, int64(999), s.Table()[qa0])
 }
+
+func TestRemoteFlushWritesOnlyChanges(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ctx := context.Background()
+	b := newFakeBroker()
+	s := NewRemoteStore("g", b)
+	require.NoError(t, s.Flush(ctx), "nothing held")
+	s.Update(qa0, 1, true)
+	s.Update(qb0, 2, true)
+	require.NoError(t, s.Flush(ctx))
+	require.ElementsMatch(t, []message.Queue{qa0, qb0}, b.takeUpdates())
+	require.NoError(t, s.Flush(ctx))
+	require.Empty(t, b.takeUpdates())
+	s.Update(qa0, 5, true)
+	require.NoError(t, s.Flush(ctx))
+	require.Equal(t, []message.Queue{qa0}, b.takeUpdates())
+	require.Equal(t, map[message.Queue]int64{qa0: 5, qb0: 2}, s.Table(), "nothing forgotten")
+}

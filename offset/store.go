@@ -59,6 +59,11 @@ type Store interface {
 	// (no longer assigned; their new owner has them); the local store keeps them. It
 	// returns the joined errors of the writes that failed.
 	PersistAll(ctx context.Context, qs []message.Queue) error
+	// Flush writes every in-memory offset that changed since its last successful
+	// persist, assigned or not. The consumer calls it often, so offsets reach the broker
+	// soon after each listener call instead of at the next pull or persist round; it
+	// costs nothing when nothing changed.
+	Flush(ctx context.Context) error
 	// Remove forgets the in-memory offset of q.
 	Remove(q message.Queue)
 	// Table returns a copy of the in-memory offsets.

@@ -93,6 +93,22 @@ func (t *table) dirty(qs []message.Queue, forget bool) map[message.Queue]int64 {
 	return out
 }
 
+// changed returns every offset that changed since its last successful persist.
+func (t *table) changed() map[message.Queue]int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out map[message.Queue]int64
+	for q, e := range t.entries {
+		if e.offset != e.persisted {
+			if out == nil {
+				out = make(map[message.Queue]int64)
+			}
+			out[q] = e.offset
+		}
+	}
+	return out
+}
+
 // persisted records that offset was written for q.
 func (t *table) markPersisted(q message.Queue, offset int64) {
 	t.mu.Lock()

@@ -92,7 +92,14 @@ func (pq *ProcessQueue) Put(msgs []*message.Ext, brokerMaxOffset int64) (added [
 //
 // Remove also sets the last consume time to time.Now().
 func (pq *ProcessQueue) Remove(msgs []*message.Ext) int64 {
-	now := time.Now().UnixNano()
+	return pq.RemoveAt(msgs, time.Now())
+}
+
+// RemoveAt is Remove with the last consume time given: the consume service passes the
+// time its listener call ended, which it read anyway, instead of reading the clock
+// again for every call.
+func (pq *ProcessQueue) RemoveAt(msgs []*message.Ext, at time.Time) int64 {
+	now := at.UnixNano()
 	result := int64(-1)
 	n, bytes := int64(0), int64(0)
 

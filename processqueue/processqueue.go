@@ -38,7 +38,7 @@ type entry struct {
 
 	// Consume-start list links (see timeout.go). An entry is on the list only while
 	// it is in the cache tree and MarkConsumeStart stamped it.
-	start      int64 // unix nanoseconds
+	start      int64 // nanoseconds after the queue's creation (see since)
 	prev, next *entry
 	started    bool
 }
@@ -61,6 +61,8 @@ type ProcessQueue struct {
 	// taken holds the messages Take handed to an orderly listener and not yet
 	// committed or put back (Java consumingMsgOrderlyTreeMap).
 	taken *btree.BTreeG[item]
+	// created is the time New was given, which consume-start stamps are relative to.
+	created time.Time
 	// queueOffsetMax is the highest offset ever put (Java queueOffsetMax, which Java
 	// sets to the offset of the last message added: the same value, because pulled
 	// messages come in offset order). Clear resets it to 0.
@@ -98,6 +100,7 @@ type ProcessQueue struct {
 // a new Java ProcessQueue's are.
 func New(now time.Time) *ProcessQueue {
 	pq := &ProcessQueue{
+		created:     now,
 		cache:       btree.NewG(btreeDegree, lessItem),
 		taken:       btree.NewG(btreeDegree, lessItem),
 		consumeLock: make(chan struct{}, 1),

@@ -24,11 +24,17 @@ import (
 // the hot path pays one tree lookup per stamped message and two pointer updates per
 // removal. Entries leave the list when they leave the cache (Remove, Take, Clear).
 
+// since returns how long after the queue's creation now is, in nanoseconds: the
+// consume-start stamps are kept so, which compares monotonic clock readings when both
+// times have one (times from time.Now do), so that a step of the wall clock can neither
+// expire every message in flight nor keep any from expiring.
+func (pq *ProcessQueue) since(now time.Time) int64 { return int64(now.Sub(pq.created)) }
+
 // MarkConsumeStart records now as the consume start time of each of msgs still in the
 // cache, replacing an earlier stamp (a message consumed again after a failed send-back
 // starts over). The consume service calls it when it hands msgs to the listener.
 func (pq *ProcessQueue) MarkConsumeStart(msgs []*message.Ext, now time.Time) {
-	start := now.UnixNano()
+	start := pq.since(now)
 	pq.mu.Lock()
 	defer pq.mu.Unlock()
 	for _, m := range msgs {
@@ -70,7 +76,7 @@ func (pq *ProcessQueue) ConsumeStartTime(off int64) (start time.Time, ok bool) {
 	if !found || !it.e.started {
 		return time.Time{}, false
 	}
-	return time.Unix(0, it.e.start), true
+	return pq.created.Add(time.Duration(it.e.start)), true
 }
 
 // Expired returns, in offset order, up to limit cached messages whose consume started
@@ -82,7 +88,7 @@ func (pq *ProcessQueue) Expired(now time.Time, timeout time.Duration, limit int)
 	if limit < 1 {
 		return nil
 	}
-	cutoff := now.UnixNano() - int64(timeout)
+	cutoff := pq.since(now) - int64(timeout)
 	var found []*entry
 	pq.mu.RLock()
 	for e := pq.startHead; e != nil && e.start < cutoff && len(found) < limit; e = e.next {

@@ -11,12 +11,19 @@ import (
 	"github.com/rmqpush/rmqpush/offset"
 )
 
-// Delays before a request is pulled again (Java's effective values).
+// Delays before a request is pulled again: Java's effective values, and two of
+// rmqpush's own, for errors Java waits a second after.
 const (
 	DelayFlowControl       = 50 * time.Millisecond
 	DelayBrokerFlowControl = 20 * time.Millisecond
 	DelayError             = time.Second
 	DelayPaused            = time.Second
+	// DelayAwaitHeartbeat follows SUBSCRIPTION_NOT_EXIST / _NOT_LATEST /
+	// SUBSCRIPTION_GROUP_NOT_EXIST: the heartbeat just sent takes milliseconds.
+	DelayAwaitHeartbeat = 50 * time.Millisecond
+	// DelayConnError follows a connection that could not be made or was lost, so
+	// consumption resumes within half a second of a restarted broker answering.
+	DelayConnError = 500 * time.Millisecond
 )
 
 // Broker is what the service needs from the client instance.

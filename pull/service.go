@@ -13,6 +13,7 @@ import (
 	"github.com/rmqpush/rmqpush/internal/protocol"
 	"github.com/rmqpush/rmqpush/message"
 	"github.com/rmqpush/rmqpush/offset"
+	"github.com/rmqpush/rmqpush/remoting"
 )
 
 // Service is the pull service; see the package documentation.
@@ -229,9 +230,16 @@ func (s *Service) onAnswer(r *Request, sub protocol.SubscriptionData, sent time.
 			errors.Is(err, protocol.ResponseCodeError(protocol.ResponseSubscriptionNotLatest)),
 			errors.Is(err, protocol.ResponseCodeError(protocol.ResponseSubscriptionGroupNotExist)):
 			// The broker has not got our heartbeat (a restart, a race with the first
-			// one): send it now rather than at the next 30 s tick.
+			// one): send it now rather than at the next 30 s tick, and pull again as
+			// soon as it can have arrived.
 			s.cfg.Broker.HeartbeatSoon()
+			delay = DelayAwaitHeartbeat
 			s.logLimited("pull refused until the broker has our heartbeat; heartbeat sent", r, err)
+		case isConnError(err):
+			// The broker is not reachable (restarting, killed): try again sooner than
+			// after a broker error, so consumption resumes soon after it is back.
+			delay = DelayConnError
+			s.logLimited("broker unreachable; pulling again shortly", r, err)
 		default:
 			s.logLimited("pull failed; retrying later", r, err)
 		}
@@ -266,7 +274,9 @@ func (s *Service) onAnswer(r *Request, sub protocol.SubscriptionData, sent time.
 
 // found handles a FOUND answer: decode, filter, cache, dispatch, and pull again.
 func (s *Service) found(r *Request, sub protocol.SubscriptionData, sent time.Time, res *client.PullResult) {
-	msgs, err := s.cfg.Decoder.DecodeAllWith(res.Body,
+	// The body is the response's own (nothing else holds it): the messages may own it,
+	// their topics and properties pointing into it instead of into a copy.
+	msgs, err := s.cfg.Decoder.DecodeOwned(res.Body,
 		message.Property{Name: message.PropertyMinOffset, Value: strconv.FormatInt(res.MinOffset, 10)},
 		message.Property{Name: message.PropertyMaxOffset, Value: strconv.FormatInt(res.MaxOffset, 10)})
 	next := res.NextBeginOffset
@@ -334,6 +344,13 @@ func (s *Service) report(r *Request, sent time.Time, found int) {
 	if s.cfg.OnPulled != nil {
 		s.cfg.OnPulled(r.Queue.Topic, time.Since(sent), found)
 	}
+}
+
+// isConnError reports whether a pull failed because the connection could not be made
+// or was lost, rather than by the broker's answer.
+func isConnError(err error) bool {
+	var ce *remoting.ConnError
+	return errors.As(err, &ce)
 }
 
 // logLimited logs a pull failure at most once a second per service: during an outage

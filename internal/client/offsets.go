@@ -3,6 +3,8 @@ package client
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 
 	"github.com/rmqpush/rmqpush/internal/protocol"
 	"github.com/rmqpush/rmqpush/message"
@@ -102,13 +104,49 @@ func (i *Instance) MinOffset(ctx context.Context, q message.Queue) (int64, error
 	return out.Offset, nil
 }
 
-// ConsumerIDs returns the ids of the group's members as a broker serving topic knows
-// them.
+// ConsumerIDs returns the ids of the group's members: the union of what every master
+// serving topic knows. Java asks one broker at random; a broker that restarted lists
+// only the members that heartbeated it since, and a member that believed such a list
+// would take every queue while the others kept theirs. It fails only when no broker
+// answered.
 func (i *Instance) ConsumerIDs(ctx context.Context, topic, group string) ([]string, error) {
-	addr, err := i.anyBrokerOfTopic(ctx, topic)
+	addrs, err := i.mastersOfTopic(ctx, topic)
 	if err != nil {
 		return nil, err
 	}
+	type answer struct {
+		ids []string
+		err error
+	}
+	answers := make([]answer, len(addrs))
+	var wg sync.WaitGroup
+	for k, addr := range addrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers[k].ids, answers[k].err = i.consumerIDsFrom(ctx, addr, group)
+		}()
+	}
+	wg.Wait()
+	var (
+		union []string
+		errs  []error
+	)
+	for _, a := range answers {
+		if a.err != nil {
+			errs = append(errs, a.err)
+			continue
+		}
+		union = append(union, a.ids...)
+	}
+	if len(errs) == len(addrs) {
+		return nil, joinErrs(errs)
+	}
+	slices.Sort(union)
+	return slices.Compact(union), nil
+}
+
+func (i *Instance) consumerIDsFrom(ctx context.Context, addr, group string) ([]string, error) {
 	h := protocol.GetConsumerListByGroupRequest{ConsumerGroup: group}
 	resp, err := i.invoke(ctx, addr, remoting.NewRequest(protocol.RequestGetConsumerListByGroup, h.Encode(), nil))
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -184,32 +183,36 @@ func (i *Instance) masterAddr(ctx context.Context, topic, brokerName string) (st
 	return "", fmt.Errorf("client: no master address for broker %s (topic %s)", brokerName, topic)
 }
 
-// anyBrokerOfTopic returns the address of a random broker serving topic (its master
-// when known), as Java's findBrokerAddrByTopic does.
-func (i *Instance) anyBrokerOfTopic(ctx context.Context, topic string) (string, error) {
-	pick := func() (string, bool) {
+// mastersOfTopic returns the master addresses (any node's when a broker has no master)
+// of the brokers serving topic, fetching the route once when none is known.
+func (i *Instance) mastersOfTopic(ctx context.Context, topic string) ([]string, error) {
+	pick := func() []string {
 		i.mu.RLock()
 		defer i.mu.RUnlock()
 		r, ok := i.routes.topics[topic]
-		if !ok || len(r.BrokerDatas) == 0 {
-			return "", false
+		if !ok {
+			return nil
 		}
-		bd := r.BrokerDatas[rand.IntN(len(r.BrokerDatas))]
-		if a, ok := bd.BrokerAddrs[MasterID]; ok {
-			return a, true
+		var out []string
+		for _, bd := range r.BrokerDatas {
+			if a, ok := bd.BrokerAddrs[MasterID]; ok {
+				out = append(out, a)
+			} else if a, ok := bd.AnyAddr(); ok {
+				out = append(out, a)
+			}
 		}
-		return bd.AnyAddr()
+		return out
 	}
-	if a, ok := pick(); ok {
-		return a, nil
+	if addrs := pick(); len(addrs) > 0 {
+		return addrs, nil
 	}
 	if _, err := i.UpdateTopicRoute(ctx, topic); err != nil {
-		return "", err
+		return nil, err
 	}
-	if a, ok := pick(); ok {
-		return a, nil
+	if addrs := pick(); len(addrs) > 0 {
+		return addrs, nil
 	}
-	return "", fmt.Errorf("client: no broker serves topic %s", topic)
+	return nil, fmt.Errorf("client: no broker serves topic %s", topic)
 }
 
 // brokerAddrs returns every known broker address.

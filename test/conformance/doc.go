@@ -26,6 +26,9 @@
 //   - membership_test.go: a member leaves and another joins; NOTIFY_CONSUMER_IDS_CHANGED
 //     reaches the members and the queues are redistributed.
 //
+// bench_smoke_test.go is different: it runs the benchmark harness of cmd/bench (see
+// internal/benchrun) with tiny figures so that it cannot rot.
+//
 // The tests run in parallel, each on its own cluster with its own group names. TestMain
 // checks at the end that the fake broker left no goroutine behind (the peer leaves some
 // by design; see main_test.go). The peer's global logger is replaced by a quiet one

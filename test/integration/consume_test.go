@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -13,10 +14,16 @@ import (
 )
 
 func TestConsumeEverythingAndCommit(t *testing.T) {
+	for _, enc := range []consumer.HeaderEncoding{consumer.HeaderJSON, consumer.HeaderRocketMQ} {
+		t.Run(fmt.Sprint(enc), func(t *testing.T) { consumeEverything(t, enc) })
+	}
+}
+
+func consumeEverything(t *testing.T, enc consumer.HeaderEncoding) {
 	c := newCluster(t, fakebroker.WithBrokers(2), fakebroker.WithTopic("orders", 4))
 	want := produce(t, c, "orders", "m", 2000, "")
 	got := newTally()
-	pc := startConsumer(t, "g1", "orders", consumer.All(), fastOptions(c),
+	pc := startConsumer(t, "g1", "orders", consumer.All(), fastOptions(c, consumer.WithHeaderEncoding(enc)),
 		func(_ context.Context, msgs []*message.Ext, _ *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
 			got.add(msgs)
 			return consumer.ConsumeSuccess

@@ -6,7 +6,10 @@
 //	    -broker-ports 10911,10921 -topic TopicTest:8
 //
 // It prints the name server's and the brokers' addresses, then serves until SIGINT or
-// SIGTERM.
+// SIGTERM. With -control 127.0.0.1:0 it also serves a control endpoint (HTTP + JSON,
+// loopback only; see control.go) through which another process stops, starts, kills or
+// pauses brokers, injects faults, produces messages and reads offsets and messages, and
+// prints its address as "control http://host:port".
 package main
 
 import (
@@ -16,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -57,8 +61,9 @@ func (t *topicFlags) Set(v string) error {
 	return nil
 }
 
-// options turns the command line into cluster options.
-func options(args []string, stderr io.Writer) ([]fakebroker.Opt, error) {
+// options turns the command line into cluster options and the control endpoint's
+// address ("" for none).
+func options(args []string, stderr io.Writer) ([]fakebroker.Opt, string, error) {
 	fs := flag.NewFlagSet("fakebroker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	namesrv := fs.String("namesrv", "127.0.0.1:9876", "name server address host:port (port 0: any free port)")
@@ -68,21 +73,27 @@ func options(args []string, stderr io.Writer) ([]fakebroker.Opt, error) {
 	autoCreate := fs.Bool("auto-create", true, "create topics on first send (autoCreateTopicEnable)")
 	delayScale := fs.Float64("delay-scale", 1, "multiply every delay level by this factor")
 	expiry := fs.Duration("client-expiry", fakebroker.DefaultClientExpiry, "how long a client may stay silent before it is dropped")
+	control := fs.String("control", "", "serve the control endpoint (HTTP, JSON) on this loopback host:port; empty: none")
 	var topics topicFlags
 	fs.Var(&topics, "topic", "topic to create, name:queues[:broker-a,broker-b] (repeatable)")
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+		return nil, "", fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *control != "" {
+		if err := checkControlAddr(*control); err != nil {
+			return nil, "", err
+		}
 	}
 	host, port, err := net.SplitHostPort(*namesrv)
 	if err != nil {
-		return nil, fmt.Errorf("-namesrv %q: %w", *namesrv, err)
+		return nil, "", fmt.Errorf("-namesrv %q: %w", *namesrv, err)
 	}
 	nsPort, err := strconv.Atoi(port)
 	if err != nil {
-		return nil, fmt.Errorf("-namesrv %q: port %q is not a number", *namesrv, port)
+		return nil, "", fmt.Errorf("-namesrv %q: port %q is not a number", *namesrv, port)
 	}
 	opts := []fakebroker.Opt{
 		fakebroker.WithHost(host),
@@ -98,17 +109,24 @@ func options(args []string, stderr io.Writer) ([]fakebroker.Opt, error) {
 		for _, p := range strings.Split(*ports, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(p))
 			if err != nil {
-				return nil, fmt.Errorf("-broker-ports %q: %q is not a number", *ports, p)
+				return nil, "", fmt.Errorf("-broker-ports %q: %q is not a number", *ports, p)
 			}
 			ps = append(ps, n)
 		}
 		opts = append(opts, fakebroker.WithBrokerPorts(ps...))
 	}
-	return append(opts, topics...), nil
+	return append(opts, topics...), *control, nil
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
-	opts, err := options(args, stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, args, stdout, stderr)
+}
+
+// serve runs the cluster (and the control endpoint, if asked for) until ctx ends.
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	opts, controlAddr, err := options(args, stderr)
 	if err != nil {
 		return err
 	}
@@ -121,8 +139,23 @@ func run(args []string, stdout, stderr io.Writer) error {
 	for _, b := range c.Brokers() {
 		fmt.Fprintf(stdout, "broker %s %s\n", b.Name(), b.Addr())
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	if controlAddr != "" {
+		ln, err := net.Listen("tcp", controlAddr)
+		if err != nil {
+			return fmt.Errorf("-control: %w", err)
+		}
+		srv := &http.Server{Handler: newControlHandler(c), ReadHeaderTimeout: 10 * time.Second}
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(ln) }()
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(sctx)
+			<-served
+		}()
+		fmt.Fprintf(stdout, "control http://%s\n", ln.Addr())
+	}
+	fmt.Fprintln(stdout, "ready")
 	<-ctx.Done()
 	fmt.Fprintf(stdout, "stopping at %s\n", time.Now().Format(time.RFC3339))
 	return nil

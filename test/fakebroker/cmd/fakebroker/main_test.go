@@ -26,10 +26,13 @@ func TestOptions(t *testing.T) {
 		{"port count", []string{"-namesrv", "127.0.0.1:0", "-brokers", "2", "-broker-ports", "0"}, "WithBrokerPorts"},
 		{"bad host", []string{"-namesrv", "localhost:0"}, "WithHost"},
 		{"stray argument", []string{"extra"}, "unexpected arguments"},
+		{"control on loopback", []string{"-namesrv", "127.0.0.1:0", "-control", "127.0.0.1:0"}, ""},
+		{"control not on loopback", []string{"-control", "0.0.0.0:0"}, "loopback"},
+		{"control without port", []string{"-control", "127.0.0.1"}, "-control"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts, err := options(tt.args, io.Discard)
+			opts, _, err := options(tt.args, io.Discard)
 			if err == nil {
 				var c *fakebroker.Cluster
 				c, err = fakebroker.NewCluster(opts...)

@@ -1,0 +1,135 @@
+package benchrun
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Workload is one consume-all workload: N messages of Size body bytes.
+type Workload struct {
+	N    int
+	Size int
+}
+
+// Name returns e.g. "128B" or "1KiB".
+func (w Workload) Name() string {
+	if w.Size >= 1024 && w.Size%1024 == 0 {
+		return fmt.Sprintf("%dKiB", w.Size/1024)
+	}
+	return fmt.Sprintf("%dB", w.Size)
+}
+
+// Config configures a Run.
+type Config struct {
+	// NameServer is a real cluster's name server; empty starts the fake cluster.
+	NameServer string
+	// Broker is, with NameServer, the master address (host:port) topics are created on
+	// with UPDATE_AND_CREATE_TOPIC.
+	Broker string
+	// BinDir holds the built programs; empty: a temporary directory. Build builds them
+	// there first (go build, run in the current directory, which must be inside the
+	// test/conformance module).
+	BinDir string
+	Build  bool
+
+	// Scenarios to run: any of "consume", "latency", "idle".
+	Scenarios []string
+	// Workloads of the consume scenario.
+	Workloads []Workload
+	// Runs is the number of runs of each client and setting (3).
+	Runs int
+	// Ceiling adds a raw-puller run before each round of clients.
+	Ceiling bool
+	// Tuned adds the tuned settings (pull batch 128, consume batch 32).
+	Tuned bool
+	// Clients to run: "rmqpush", "peer", or a name in Workers.
+	Clients []string
+	// Workers are extra worker programs by client name (e.g. an rmqpush worker built
+	// from an older commit, to compare before and after in the same run); they take the
+	// flags of package benchkit.
+	Workers map[string]string
+
+	LatencyRate     int           // messages per second (2000)
+	LatencyDuration time.Duration // measured sending time (30 s)
+	LatencyWarmup   time.Duration // sent before, not measured (2 s)
+	LatencyRuns     int           // runs per client (1)
+	Settle          time.Duration // after a worker's Start, before the producer (3 s)
+
+	IdleQueues int           // 256
+	IdleSettle time.Duration // after Start, before the window (10 s)
+	IdleWindow time.Duration // 60 s
+
+	// ProfileDir, when set, gets a CPU and an allocation profile of every rmqpush
+	// consume run.
+	ProfileDir string
+	// WorkerTimeout bounds one worker run (10 min).
+	WorkerTimeout time.Duration
+	// Log receives progress lines; Out the final tables.
+	Log, Out io.Writer
+	// Results, when set, receives every worker result as a JSON line.
+	Results io.Writer
+}
+
+// Default returns the full benchmark's configuration.
+func Default() Config {
+	return Config{
+		Build:           true,
+		Scenarios:       []string{"consume", "latency", "idle"},
+		Workloads:       []Workload{{N: 1_000_000, Size: 128}, {N: 300_000, Size: 1024}},
+		Runs:            3,
+		Ceiling:         true,
+		Tuned:           true,
+		Clients:         []string{"rmqpush", "peer"},
+		LatencyRate:     2000,
+		LatencyDuration: 30 * time.Second,
+		LatencyWarmup:   2 * time.Second,
+		LatencyRuns:     1,
+		Settle:          3 * time.Second,
+		IdleQueues:      256,
+		IdleSettle:      10 * time.Second,
+		IdleWindow:      60 * time.Second,
+		WorkerTimeout:   10 * time.Minute,
+		Log:             io.Discard,
+		Out:             io.Discard,
+	}
+}
+
+func (c *Config) check() error {
+	if c.NameServer != "" && c.Broker == "" {
+		return errors.New("benchrun: a real name server needs the address of a master to create topics on (-broker)")
+	}
+	if c.Runs < 1 || c.LatencyRuns < 1 {
+		return errors.New("benchrun: runs must be at least 1")
+	}
+	for _, cl := range c.Clients {
+		if _, extra := c.Workers[cl]; !extra && cl != "rmqpush" && cl != "peer" {
+			return fmt.Errorf("benchrun: unknown client %q (rmqpush, peer)", cl)
+		}
+	}
+	for _, s := range c.Scenarios {
+		if s != "consume" && s != "latency" && s != "idle" {
+			return fmt.Errorf("benchrun: unknown scenario %q (consume, latency, idle)", s)
+		}
+	}
+	if c.LatencyRate < 1 || c.IdleQueues < 1 {
+		return errors.New("benchrun: the latency rate and the idle queue count must be positive")
+	}
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+	if c.Out == nil {
+		c.Out = io.Discard
+	}
+	return nil
+}
+
+func (c *Config) has(scenario string) bool {
+	for _, s := range c.Scenarios {
+		if s == scenario {
+			return true
+		}
+	}
+	return false
+}

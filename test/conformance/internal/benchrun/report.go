@@ -1,0 +1,212 @@
+package benchrun
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/rmqpush/rmqpush/internal/protocol"
+	"github.com/rmqpush/rmqpush/test/conformance/internal/benchkit"
+)
+
+func clientLabel(c string) string {
+	switch c {
+	case "raw":
+		return "raw puller (ceiling)"
+	case "peer":
+		return "rocketmq-client-go"
+	default:
+		return c
+	}
+}
+
+func settingLabel(client, s string) string {
+	switch {
+	case client == "raw":
+		return "1 pull in flight per queue, batch 32"
+	case s == settingTuned:
+		return fmt.Sprintf("pull batch %d, consume batch %d", tunedPull, tunedConsume)
+	default:
+		return "default"
+	}
+}
+
+// write prints the report as Markdown tables.
+func (rep *Report) write(w io.Writer, cfg *Config) {
+	if len(rep.Consume) > 0 {
+		rep.writeConsume(w, cfg)
+	}
+	if len(rep.Latency) > 0 {
+		rep.writeLatency(w)
+	}
+	if len(rep.Idle) > 0 {
+		rep.writeIdle(w)
+	}
+}
+
+type key struct{ workload, client, setting string }
+
+func (rep *Report) groups() (map[key][]ConsumeRun, []key) {
+	m := map[key][]ConsumeRun{}
+	var order []key
+	for _, r := range rep.Consume {
+		k := key{r.Workload, r.Client, r.Variant}
+		if _, ok := m[k]; !ok {
+			order = append(order, k)
+		}
+		m[k] = append(m[k], r)
+	}
+	return m, order
+}
+
+func pick(runs []ConsumeRun, f func(ConsumeRun) float64) []float64 {
+	out := make([]float64, len(runs))
+	for i, r := range runs {
+		out[i] = f(r)
+	}
+	return out
+}
+
+func (rep *Report) writeConsume(w io.Writer, cfg *Config) {
+	m, order := rep.groups()
+	workloads := []string{}
+	for _, k := range order {
+		if !slices.Contains(workloads, k.workload) {
+			workloads = append(workloads, k.workload)
+		}
+	}
+	for _, wl := range workloads {
+		n := int64(0)
+		for _, k := range order {
+			if k.workload == wl {
+				n = m[k][0].N
+			}
+		}
+		runs := len(m[order[0]])
+		fmt.Fprintf(w, "\n#### consume-all: %s messages of %s over %d queues (median of %d runs; msgs/s min–max)\n\n",
+			groupDigits(n), wl, consumeQueues, runs)
+		fmt.Fprintln(w, "| client | settings | msgs/s | CPU s per M msgs | allocs per msg | peak RSS MB | peak goroutines | broker CPU s per M |")
+		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
+		var ceiling float64
+		for _, k := range order {
+			if k.workload != wl {
+				continue
+			}
+			rs := m[k]
+			tput := pick(rs, func(r ConsumeRun) float64 { return r.MsgsPerSec })
+			med := benchkit.Median(tput)
+			if k.client == "raw" {
+				ceiling = med
+			}
+			broker := "–"
+			if rs[0].BrokerCPUPerMillion > 0 {
+				broker = fmt.Sprintf("%.2f", benchkit.Median(pick(rs, func(r ConsumeRun) float64 { return r.BrokerCPUPerMillion })))
+			}
+			fmt.Fprintf(w, "| %s | %s | %s (%s–%s) | %.2f | %.2f | %.1f | %.0f | %s |\n",
+				clientLabel(k.client), settingLabel(k.client, k.setting),
+				groupDigits(int64(med)), groupDigits(int64(slices.Min(tput))), groupDigits(int64(slices.Max(tput))),
+				benchkit.Median(pick(rs, func(r ConsumeRun) float64 { return r.CPUPerMillion })),
+				benchkit.Median(pick(rs, func(r ConsumeRun) float64 { return r.MallocsPerMsg })),
+				slices.Max(pick(rs, func(r ConsumeRun) float64 { return float64(r.MaxRSSKiB) / 1024 })),
+				slices.Max(pick(rs, func(r ConsumeRun) float64 { return float64(r.PeakGoroutines) })),
+				broker)
+		}
+		fmt.Fprintln(w)
+		var ours []string
+		for _, k := range order {
+			if k.workload == wl && k.client != "raw" && k.client != "peer" && !slices.Contains(ours, k.client) {
+				ours = append(ours, k.client)
+			}
+		}
+		for _, s := range []string{settingDefault, settingTuned} {
+			for _, c := range ours {
+				writeRatio(w, wl, c, s, m[key{wl, c, s}], m[key{wl, "peer", s}], ceiling)
+			}
+		}
+	}
+}
+
+// writeRatio prints how client compares with the peer in the same rounds.
+func writeRatio(w io.Writer, wl, client, s string, a, b []ConsumeRun, ceiling float64) {
+	if len(a) == 0 || len(b) == 0 {
+		return
+	}
+	var tr, cr []float64
+	for i := range min(len(a), len(b)) {
+		if b[i].MsgsPerSec > 0 && b[i].CPUPerMillion > 0 {
+			tr = append(tr, a[i].MsgsPerSec/b[i].MsgsPerSec)
+			cr = append(cr, a[i].CPUPerMillion/b[i].CPUPerMillion)
+		}
+	}
+	line := fmt.Sprintf("- %s, %s: %s ÷ rocketmq-client-go, same rounds (median of the %d per-round ratios): throughput ×%.2f, CPU per message ×%.2f",
+		wl, settingLabel(client, s), client, len(tr), benchkit.Median(tr), benchkit.Median(cr))
+	if ceiling > 0 {
+		line += fmt.Sprintf("; %s at %.0f %% of the ceiling, the peer at %.0f %%", client,
+			100*benchkit.Median(pick(a, func(r ConsumeRun) float64 { return r.MsgsPerSec }))/ceiling,
+			100*benchkit.Median(pick(b, func(r ConsumeRun) float64 { return r.MsgsPerSec }))/ceiling)
+	}
+	fmt.Fprintln(w, line)
+}
+
+func (rep *Report) writeLatency(w io.Writer) {
+	r0 := rep.Latency[0]
+	fmt.Fprintf(w, "\n#### latency: %d msg/s of %d B, consume time minus send time (ms)\n\n", r0.Rate, latencyBodySize)
+	fmt.Fprintln(w, "| client | run | messages | p50 | p99 | p99.9 | max |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+	for _, r := range rep.Latency {
+		fmt.Fprintf(w, "| %s | %d | %s | %.2f | %.2f | %.2f | %.2f |\n", clientLabel(r.Client), r.Round,
+			groupDigits(int64(r.LatencyCount)), r.P50Micros/1000, r.P99Micros/1000, r.P999Micros/1000, r.MaxMicros/1000)
+	}
+}
+
+func (rep *Report) writeIdle(w io.Writer) {
+	r0 := rep.Idle[0]
+	fmt.Fprintf(w, "\n#### idle: one consumer of %d queues, no traffic, %.0f s window\n\n", r0.Queues, r0.WindowSeconds)
+	fmt.Fprintln(w, "| client | CPU % of a core | goroutines peak (mean) | RSS MB | requests/s | by request |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---|")
+	for _, r := range rep.Idle {
+		reqs, by := "not counted", "–"
+		if r.Counted {
+			reqs = fmt.Sprintf("%.2f", r.total())
+			var parts []string
+			codes := make([]int32, 0, len(r.Requests))
+			for c := range r.Requests {
+				codes = append(codes, c)
+			}
+			slices.SortFunc(codes, func(a, b int32) int {
+				if r.Requests[a] != r.Requests[b] {
+					if r.Requests[a] > r.Requests[b] {
+						return -1
+					}
+					return 1
+				}
+				return int(a - b)
+			})
+			for _, c := range codes {
+				parts = append(parts, fmt.Sprintf("%s %.2f", protocol.RequestName(c), r.Requests[c]))
+			}
+			by = strings.Join(parts, ", ")
+		}
+		fmt.Fprintf(w, "| %s | %.3f | %d (%.1f) | %.1f | %s | %s |\n", clientLabel(r.Client), r.CPUPercent,
+			r.PeakGoroutines, r.AvgGoroutines, float64(r.RSSKiB)/1024, reqs, by)
+	}
+}
+
+// groupDigits writes n with thin thousands separators: 1,000,000.
+func groupDigits(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

@@ -1,0 +1,314 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/test/fakebroker"
+)
+
+// The control endpoint (-control host:port, loopback only) lets another process drive the
+// running cluster: the life cycle of a broker, fault injection, producing messages and
+// reading offsets and messages. It speaks JSON over HTTP:
+//
+//	GET  /brokers                         [{"name","addr","running"}]
+//	POST /brokers/{name}/{action}         action: stop start kill pause resume
+//	                                      close-connections clear-faults
+//	POST /brokers/{name}/faults           a faultSpec: {"code":11,"fail":2,"for":"5s"}
+//	POST /produce                         {"topic":"t","bodies":["a","b"]} → {"count":2}
+//	GET  /offsets?group=g&topic=t         [{"broker","queueId","min","max","committed"}]
+//	GET  /messages?topic=t[&limit=n]      [{"broker","queueId","queueOffset","body",...}]
+//	GET  /clients?group=g                 {"broker-a":["clientId",...]}
+//
+// Errors are answered with a 4xx or 5xx status and {"error": "..."}.
+
+// Limits of the control endpoint's input.
+const (
+	maxControlBody   = 64 << 20 // bytes of a request body
+	maxProduceBodies = 1 << 20  // messages of one /produce
+	defaultMsgLimit  = 10000    // messages /messages returns without a limit
+	maxMsgLimit      = 1 << 20
+)
+
+// checkControlAddr refuses a control address that is not a loopback IP: the endpoint
+// has no authentication.
+func checkControlAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("-control %q: %w", addr, err)
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil || !ip.IsLoopback() {
+		return fmt.Errorf("-control %q: the host must be a loopback IP (the endpoint has no authentication)", addr)
+	}
+	return nil
+}
+
+// control serves the control endpoint of one cluster.
+type control struct{ c *fakebroker.Cluster }
+
+// newControlHandler returns the control endpoint's handler for c.
+func newControlHandler(c *fakebroker.Cluster) http.Handler {
+	ctl := control{c: c}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /brokers", ctl.brokers)
+	mux.HandleFunc("POST /brokers/{name}/faults", ctl.inject)
+	mux.HandleFunc("POST /brokers/{name}/{action}", ctl.action)
+	mux.HandleFunc("POST /produce", ctl.produce)
+	mux.HandleFunc("GET /offsets", ctl.offsets)
+	mux.HandleFunc("GET /messages", ctl.messages)
+	mux.HandleFunc("GET /clients", ctl.clients)
+	return mux
+}
+
+// brokerInfo is one broker in GET /brokers.
+type brokerInfo struct {
+	Name    string `json:"name"`
+	Addr    string `json:"addr"`
+	Running bool   `json:"running"`
+}
+
+func (ctl control) brokers(w http.ResponseWriter, _ *http.Request) {
+	var out []brokerInfo
+	for _, b := range ctl.c.Brokers() {
+		out = append(out, brokerInfo{Name: b.Name(), Addr: b.Addr(), Running: b.Running()})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (ctl control) broker(w http.ResponseWriter, r *http.Request) (*fakebroker.Broker, bool) {
+	name := r.PathValue("name")
+	b := ctl.c.Broker(name)
+	if b == nil {
+		writeError(w, http.StatusNotFound, fmt.Errorf("no broker named %q", name))
+		return nil, false
+	}
+	return b, true
+}
+
+func (ctl control) action(w http.ResponseWriter, r *http.Request) {
+	b, ok := ctl.broker(w, r)
+	if !ok {
+		return
+	}
+	switch action := r.PathValue("action"); action {
+	case "stop":
+		b.Stop()
+	case "start":
+		if err := b.Start(); err != nil {
+			writeError(w, http.StatusInternalServerError, err)
+			return
+		}
+	case "kill":
+		b.Kill()
+	case "pause":
+		b.Pause()
+	case "resume":
+		b.Resume()
+	case "close-connections":
+		b.CloseConnections()
+	case "clear-faults":
+		b.ClearFaults()
+	default:
+		writeError(w, http.StatusNotFound, fmt.Errorf("unknown action %q (stop, start, kill, pause, resume, close-connections, clear-faults)", action))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+}
+
+// faultSpec is fakebroker.Fault in JSON, durations as Go duration strings.
+type faultSpec struct {
+	Code   int32  `json:"code"`
+	Drop   bool   `json:"drop"`
+	Fail   int32  `json:"fail"`
+	Remark string `json:"remark"`
+	Delay  string `json:"delay"`
+	Times  int    `json:"times"`
+	For    string `json:"for"`
+}
+
+func (s faultSpec) fault() (fakebroker.Fault, error) {
+	f := fakebroker.Fault{Code: s.Code, Drop: s.Drop, Fail: s.Fail, Remark: s.Remark, Times: s.Times}
+	for _, d := range []struct {
+		name string
+		text string
+		dst  *time.Duration
+	}{{"delay", s.Delay, &f.Delay}, {"for", s.For, &f.For}} {
+		if d.text == "" {
+			continue
+		}
+		v, err := time.ParseDuration(d.text)
+		if err != nil {
+			return f, fmt.Errorf("fault %s %q: %w", d.name, d.text, err)
+		}
+		*d.dst = v
+	}
+	return f, nil
+}
+
+func (ctl control) inject(w http.ResponseWriter, r *http.Request) {
+	b, ok := ctl.broker(w, r)
+	if !ok {
+		return
+	}
+	var spec faultSpec
+	if !readJSON(w, r, &spec) {
+		return
+	}
+	f, err := spec.fault()
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	if _, err := b.Inject(f); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+}
+
+// produceRequest is the body of POST /produce: one message per body, round robin over
+// the topic's queues (Cluster.Produce), with optional tags.
+type produceRequest struct {
+	Topic  string   `json:"topic"`
+	Bodies []string `json:"bodies"`
+	Tags   string   `json:"tags"`
+}
+
+func (ctl control) produce(w http.ResponseWriter, r *http.Request) {
+	var req produceRequest
+	if !readJSON(w, r, &req) {
+		return
+	}
+	if len(req.Bodies) > maxProduceBodies {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("%d messages in one request; at most %d", len(req.Bodies), maxProduceBodies))
+		return
+	}
+	msgs := make([]*message.Message, len(req.Bodies))
+	for i, body := range req.Bodies {
+		msgs[i] = &message.Message{Topic: req.Topic, Body: []byte(body)}
+		if req.Tags != "" {
+			msgs[i].Properties.Set(message.PropertyTags, req.Tags)
+		}
+	}
+	out, err := ctl.c.Produce(req.Topic, msgs...)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, fmt.Errorf("produced %d of %d: %w", len(out), len(msgs), err))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"count": len(out)})
+}
+
+// queueOffsets is one queue in GET /offsets. Committed is -1 when the group has no
+// offset for the queue.
+type queueOffsets struct {
+	Broker    string `json:"broker"`
+	QueueID   int    `json:"queueId"`
+	Min       int64  `json:"min"`
+	Max       int64  `json:"max"`
+	Committed int64  `json:"committed"`
+}
+
+func (ctl control) offsets(w http.ResponseWriter, r *http.Request) {
+	group, topic := r.URL.Query().Get("group"), r.URL.Query().Get("topic")
+	if group == "" || topic == "" {
+		writeError(w, http.StatusBadRequest, errors.New("offsets: group and topic are required"))
+		return
+	}
+	out := []queueOffsets{}
+	for _, b := range ctl.c.Brokers() {
+		info, ok := b.Topic(topic)
+		if !ok {
+			continue
+		}
+		for q := range info.ReadQueues {
+			qo := queueOffsets{Broker: b.Name(), QueueID: q, Min: b.MinOffset(topic, q), Max: b.MaxOffset(topic, q), Committed: -1}
+			if off, ok := b.CommittedOffset(group, topic, q); ok {
+				qo.Committed = off
+			}
+			out = append(out, qo)
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// storedMessage is one message in GET /messages.
+type storedMessage struct {
+	Broker         string            `json:"broker"`
+	QueueID        int32             `json:"queueId"`
+	QueueOffset    int64             `json:"queueOffset"`
+	Body           string            `json:"body"`
+	ReconsumeTimes int32             `json:"reconsumeTimes"`
+	BornTimestamp  int64             `json:"bornTimestamp"`
+	StoreTimestamp int64             `json:"storeTimestamp"`
+	Properties     map[string]string `json:"properties"`
+}
+
+func (ctl control) messages(w http.ResponseWriter, r *http.Request) {
+	topic := r.URL.Query().Get("topic")
+	if topic == "" {
+		writeError(w, http.StatusBadRequest, errors.New("messages: topic is required"))
+		return
+	}
+	limit := defaultMsgLimit
+	if s := r.URL.Query().Get("limit"); s != "" {
+		if _, err := fmt.Sscanf(s, "%d", &limit); err != nil || limit < 1 || limit > maxMsgLimit {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("messages: limit %q is not in [1, %d]", s, maxMsgLimit))
+			return
+		}
+	}
+	out := []storedMessage{}
+	for _, b := range ctl.c.Brokers() {
+		for _, m := range b.TopicMessages(topic) {
+			if len(out) == limit {
+				break
+			}
+			out = append(out, storedMessage{
+				Broker: b.Name(), QueueID: m.QueueID, QueueOffset: m.QueueOffset, Body: string(m.Body),
+				ReconsumeTimes: m.ReconsumeTimes, BornTimestamp: m.BornTimestamp, StoreTimestamp: m.StoreTimestamp,
+				Properties: m.Properties.Map(),
+			})
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (ctl control) clients(w http.ResponseWriter, r *http.Request) {
+	group := r.URL.Query().Get("group")
+	if group == "" {
+		writeError(w, http.StatusBadRequest, errors.New("clients: group is required"))
+		return
+	}
+	out := map[string][]string{}
+	for _, b := range ctl.c.Brokers() {
+		out[b.Name()] = append([]string{}, b.Clients(group)...)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxControlBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("%s %s: bad JSON body: %w", r.Method, r.URL.Path, err))
+		return false
+	}
+	return true
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, err error) {
+	writeJSON(w, status, map[string]string{"error": strings.TrimSpace(err.Error())})
+}
