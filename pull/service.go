@@ -222,27 +222,11 @@ func (s *Service) onAnswer(r *Request, sub protocol.SubscriptionData, sent time.
 		return
 	}
 	if err != nil {
-		delay := DelayError
-		switch {
-		case errors.Is(err, protocol.ResponseCodeError(protocol.ResponseFlowControl)):
-			delay = DelayBrokerFlowControl
-		case errors.Is(err, protocol.ResponseCodeError(protocol.ResponseSubscriptionNotExist)),
-			errors.Is(err, protocol.ResponseCodeError(protocol.ResponseSubscriptionNotLatest)),
-			errors.Is(err, protocol.ResponseCodeError(protocol.ResponseSubscriptionGroupNotExist)):
-			// The broker has not got our heartbeat (a restart, a race with the first
-			// one): send it now rather than at the next 30 s tick, and pull again as
-			// soon as it can have arrived.
+		delay, heartbeat, why := retryAfter(err)
+		if heartbeat {
 			s.cfg.Broker.HeartbeatSoon()
-			delay = DelayAwaitHeartbeat
-			s.logLimited("pull refused until the broker has our heartbeat; heartbeat sent", r, err)
-		case isConnError(err):
-			// The broker is not reachable (restarting, killed): try again sooner than
-			// after a broker error, so consumption resumes soon after it is back.
-			delay = DelayConnError
-			s.logLimited("broker unreachable; pulling again shortly", r, err)
-		default:
-			s.logLimited("pull failed; retrying later", r, err)
 		}
+		s.logLimited(why, r, err)
 		s.SubmitLater(r, delay)
 		return
 	}
@@ -346,11 +330,27 @@ func (s *Service) report(r *Request, sent time.Time, found int) {
 	}
 }
 
-// isConnError reports whether a pull failed because the connection could not be made
-// or was lost, rather than by the broker's answer.
-func isConnError(err error) bool {
+// retryAfter says how long a request whose pull failed with err waits before it is
+// pulled again, whether a heartbeat must be sent at once, and what to log.
+func retryAfter(err error) (delay time.Duration, heartbeat bool, why string) {
 	var ce *remoting.ConnError
-	return errors.As(err, &ce)
+	switch {
+	case errors.Is(err, protocol.ResponseCodeError(protocol.ResponseFlowControl)):
+		return DelayBrokerFlowControl, false, "broker flow control; pulling again shortly"
+	case errors.Is(err, protocol.ResponseCodeError(protocol.ResponseSubscriptionNotExist)),
+		errors.Is(err, protocol.ResponseCodeError(protocol.ResponseSubscriptionNotLatest)),
+		errors.Is(err, protocol.ResponseCodeError(protocol.ResponseSubscriptionGroupNotExist)):
+		// The broker has not got our heartbeat (a restart, a race with the first one):
+		// send it now rather than at the next 30 s tick, and pull again as soon as it
+		// can have arrived.
+		return DelayAwaitHeartbeat, true, "pull refused until the broker has our heartbeat; heartbeat sent"
+	case errors.As(err, &ce):
+		// The broker is not reachable (restarting, killed): try again sooner than after
+		// a broker error, so consumption resumes soon after it is back.
+		return DelayConnError, false, "broker unreachable; pulling again shortly"
+	default:
+		return DelayError, false, "pull failed; retrying later"
+	}
 }
 
 // logLimited logs a pull failure at most once a second per service: during an outage
