@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rmqpush/rmqpush/test/fakebroker/control"
 	"github.com/rmqpush/rmqpush/test/reliability/record"
 )
 
@@ -27,13 +28,13 @@ type exitStat struct {
 	// listener call, or cached): the offset cannot pass that message, so neither
 	// can the commit (concurrent consumption's out-of-order window).
 	aboveGap int
-	offsets  map[queueKey]queueOffsets
+	offsets  map[queueKey]control.QueueOffsets
 }
 
 // snapshotExit reads the committed offsets right after cp is gone, before any other
 // member can take its queues over (they wait the takeover grace, 1 s).
 func (e *env) snapshotExit(ctx context.Context, cp *consumerProc) (*exitStat, error) {
-	offs, err := e.cl.offsets(ctx, e.group, e.topic)
+	offs, err := e.cl.offsetsByQueue(ctx, e.group, e.topic)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rmqpush/rmqpush/test/fakebroker/control"
 	"github.com/rmqpush/rmqpush/test/reliability/record"
 )
 
@@ -43,7 +44,7 @@ func TestAnalyseCountsWhatTheCommittedOffsetLeaves(t *testing.T) {
 	recs = append(recs, rec("a1-0", 2, "a", 1, 0, t0))
 	cp := &consumerProc{pidNum: 1, proc: &proc{name: "consumer-00"}}
 	e := testEnv(recs, cp)
-	st := &exitStat{name: "consumer-00", how: endKilled, offsets: map[queueKey]queueOffsets{
+	st := &exitStat{name: "consumer-00", how: endKilled, offsets: map[queueKey]control.QueueOffsets{
 		{"a", 0}: {Committed: 6},
 		{"b", 1}: {Committed: 5}, // everything committed
 		{"a", 1}: {Committed: -1},

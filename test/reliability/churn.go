@@ -46,11 +46,8 @@ func runChurn(ctx context.Context, e *env, graceful bool) error {
 		return err
 	}
 	e.consumerArgs = []string{"-delay", p.delay.String()}
-	e.began = time.Now()
-	for range p.consumers {
-		if _, err := e.startConsumer(); err != nil {
-			return err
-		}
+	if err := e.startConsumers(p.consumers); err != nil {
+		return err
 	}
 	var exits []*exitStat
 	var ended []*consumerProc

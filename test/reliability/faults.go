@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rmqpush/rmqpush/internal/protocol"
+	"github.com/rmqpush/rmqpush/test/fakebroker/control"
 )
 
 // faultParams size scenario F.
@@ -55,11 +56,8 @@ func runF(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	e.began = time.Now()
-	for range p.consumers {
-		if _, err := e.startConsumer(); err != nil {
-			return err
-		}
+	if err := e.startConsumers(p.consumers); err != nil {
+		return err
 	}
 	if err := e.waitDone(ctx, len(warm), nil); err != nil {
 		return err
@@ -79,7 +77,7 @@ func runF(ctx context.Context, e *env) error {
 		if err := sleepCtx(ctx, p.closeEvery); err != nil {
 			return err
 		}
-		if err := e.cl.broker(ctx, a, "close-connections"); err != nil {
+		if err := e.cl.Broker(ctx, a, "close-connections"); err != nil {
 			return err
 		}
 		e.progressf("%s: connections closed (%d of %d)", a, i+1, p.closes)
@@ -89,7 +87,7 @@ func runF(ctx context.Context, e *env) error {
 		d    time.Duration
 	}{{protocol.ResponseSystemBusy, p.busyFor}, {protocol.ResponseFlowControl, p.flowFor}} {
 		for _, br := range e.cl.brokers {
-			if err := e.cl.inject(ctx, br, fault{Code: protocol.RequestPullMessage, Fail: f.code, For: f.d.String()}); err != nil {
+			if err := e.cl.Inject(ctx, br, control.FaultSpec{Code: protocol.RequestPullMessage, Fail: f.code, For: f.d.String()}); err != nil {
 				return err
 			}
 		}
@@ -98,14 +96,14 @@ func runF(ctx context.Context, e *env) error {
 			return err
 		}
 	}
-	if err := e.cl.broker(ctx, b, "pause"); err != nil {
+	if err := e.cl.Broker(ctx, b, "pause"); err != nil {
 		return err
 	}
 	e.progressf("%s paused", b)
 	if err := sleepCtx(ctx, p.pauseFor); err != nil {
 		return err
 	}
-	if err := e.cl.broker(ctx, b, "resume"); err != nil {
+	if err := e.cl.Broker(ctx, b, "resume"); err != nil {
 		return err
 	}
 	e.progressf("%s resumed", b)

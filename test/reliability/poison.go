@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rmqpush/rmqpush/test/fakebroker"
+	"github.com/rmqpush/rmqpush/test/fakebroker/control"
 	"github.com/rmqpush/rmqpush/test/reliability/record"
 )
 
@@ -67,7 +68,7 @@ func runE(ctx context.Context, e *env) error {
 			}
 			firstRec = recs[0]
 		}
-		offs, err := e.cl.offsets(ctx, e.group, e.topic)
+		offs, err := e.cl.offsetsByQueue(ctx, e.group, e.topic)
 		if err != nil {
 			return err
 		}
@@ -76,18 +77,15 @@ func runE(ctx context.Context, e *env) error {
 		}
 		return nil
 	}
-	var dlq []storedMessage
+	var dlq []control.StoredMessage
 	inDLQ := func() (bool, error) {
 		var err error
-		dlq, err = e.cl.messages(ctx, fakebroker.DLQTopic(e.group), 100)
+		dlq, err = e.cl.Messages(ctx, fakebroker.DLQTopic(e.group), 100)
 		return len(dlq) > 0 && !passedAt.IsZero(), err
 	}
 
-	e.began = time.Now()
-	for range p.consumers {
-		if _, err := e.startConsumer(); err != nil {
-			return err
-		}
+	if err := e.startConsumers(p.consumers); err != nil {
+		return err
 	}
 	if err := e.waitDone(ctx, len(ids)-1, inDLQ); err != nil {
 		return err
@@ -99,7 +97,7 @@ func runE(ctx context.Context, e *env) error {
 		p.consumers, p.delay, p.maxReconsume, p.delayScale)
 	e.notef("duplicates of the other messages by cause: %v", e.dupCauses(poison))
 	recs := e.coll.all(poison)
-	retried, err := e.cl.messages(ctx, fakebroker.RetryTopic(e.group), 1000)
+	retried, err := e.cl.Messages(ctx, fakebroker.RetryTopic(e.group), 1000)
 	if err != nil {
 		return err
 	}
@@ -162,7 +160,7 @@ func (e *env) checkRetries(recs []record.Record, availableAt map[int32]time.Time
 
 // checkDLQ checks that the poison, and only it, reached the DLQ soon after its last
 // refusal.
-func (e *env) checkDLQ(recs []record.Record, dlq []storedMessage, poison string) {
+func (e *env) checkDLQ(recs []record.Record, dlq []control.StoredMessage, poison string) {
 	var bodies []string
 	for _, m := range dlq {
 		bodies = append(bodies, m.Body)
@@ -177,7 +175,7 @@ func (e *env) checkDLQ(recs []record.Record, dlq []storedMessage, poison string)
 	e.target("reached the DLQ after MaxReconsumeTimes", ok, "%s", detail)
 }
 
-func dlqStoreTime(dlq []storedMessage, body string) int64 {
+func dlqStoreTime(dlq []control.StoredMessage, body string) int64 {
 	for _, m := range dlq {
 		if m.Body == body {
 			return m.StoreTimestamp

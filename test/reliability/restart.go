@@ -53,11 +53,8 @@ func runC(ctx context.Context, e *env) error {
 		return err
 	}
 	e.consumerArgs = []string{"-delay", p.delay.String()}
-	e.began = time.Now()
-	for range p.consumers {
-		if _, err := e.startConsumer(); err != nil {
-			return err
-		}
+	if err := e.startConsumers(p.consumers); err != nil {
+		return err
 	}
 	var outages []outage
 	wait := p.firstAt
@@ -66,14 +63,14 @@ func runC(ctx context.Context, e *env) error {
 			return err
 		}
 		o.downAt = time.Now()
-		if err := e.cl.broker(ctx, o.broker, o.how); err != nil {
+		if err := e.cl.Broker(ctx, o.broker, o.how); err != nil {
 			return err
 		}
 		e.progressf("%s: %s", o.broker, o.how)
 		if err := sleepCtx(ctx, p.down); err != nil {
 			return err
 		}
-		if err := e.cl.broker(ctx, o.broker, "start"); err != nil {
+		if err := e.cl.Broker(ctx, o.broker, "start"); err != nil {
 			return err
 		}
 		o.upAt = time.Now() // listening, with its data, when start returns

@@ -182,13 +182,25 @@ func (e *env) startCluster(brokers, queues int, delayScale float64) error {
 	return nil
 }
 
+// startConsumers starts n consumers with the scenario's consumer flags; the scenario's
+// clock starts now.
+func (e *env) startConsumers(n int) error {
+	e.began = time.Now()
+	for range n {
+		if _, err := e.startConsumer(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // produce stores n messages with unique ids (their bodies) and returns the ids.
 func (e *env) produce(ctx context.Context, n int) ([]string, error) {
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("%s-%07d", e.topic, e.res.Messages+i)
 	}
-	if err := e.cl.produce(ctx, e.topic, ids); err != nil {
+	if err := e.cl.Produce(ctx, e.topic, ids); err != nil {
 		return nil, err
 	}
 	e.res.Messages += n
@@ -198,7 +210,7 @@ func (e *env) produce(ctx context.Context, n int) ([]string, error) {
 // committed reports whether the group's committed offset is at the end of every queue
 // of the topic, and describes the first queue that is not.
 func (e *env) committed(ctx context.Context) (bool, string, error) {
-	offs, err := e.cl.offsets(ctx, e.group, e.topic)
+	offs, err := e.cl.offsetsByQueue(ctx, e.group, e.topic)
 	if err != nil {
 		return false, "", err
 	}

@@ -134,33 +134,24 @@ func (w *worker) consume(n int64, timing bool, timeout time.Duration, cpuProfile
 	sink := NewSink(n, timing, samples)
 	sampler := StartSampler(10 * time.Millisecond)
 	defer sampler.Stop()
-	if cpuProfile != "" {
-		f, err := os.Create(cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
+	stopProfile, err := startCPUProfile(cpuProfile)
+	if err != nil {
+		return err
 	}
 	before := TakeUsage(true)
 	if err := w.client.Start(w.o, sink); err != nil {
-		pprof.StopCPUProfile()
+		stopProfile()
 		return fmt.Errorf("start: %w", err)
 	}
 	w.started = true
 	w.line(LineReady)
-	var err error
 	select {
 	case <-sink.Done():
 	case <-time.After(timeout):
 		err = fmt.Errorf("timed out after %v with %d of %d messages", timeout, sink.Count(), n)
 	}
 	after := TakeUsage(true)
-	if cpuProfile != "" {
-		pprof.StopCPUProfile()
-	}
+	stopProfile()
 	if memProfile != "" {
 		if perr := writeAllocs(memProfile); perr != nil && err == nil {
 			err = perr
@@ -221,23 +212,15 @@ func (w *worker) idle(settle, window time.Duration, cpuProfile string) error {
 	w.line(LineReady)
 	time.Sleep(settle)
 	sampler.Reset()
-	if cpuProfile != "" {
-		f, err := os.Create(cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
+	stopProfile, err := startCPUProfile(cpuProfile)
+	if err != nil {
+		return err
 	}
 	before := TakeUsage(false)
 	w.line(LineWindowStart)
 	time.Sleep(window)
 	after := TakeUsage(false)
-	if cpuProfile != "" {
-		pprof.StopCPUProfile()
-	}
+	stopProfile()
 	w.line(LineWindowEnd)
 	r := w.r
 	r.WindowSeconds = after.At.Sub(before.At).Seconds()
@@ -251,6 +234,26 @@ func (w *worker) idle(settle, window time.Duration, cpuProfile string) error {
 		return errors.New("idle: messages arrived during the idle run")
 	}
 	return nil
+}
+
+// startCPUProfile starts a CPU profile written to path, when path is set; stop ends it
+// and closes the file.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 func writeAllocs(path string) error {

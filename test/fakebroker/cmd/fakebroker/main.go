@@ -7,7 +7,7 @@
 //
 // It prints the name server's and the brokers' addresses, then serves until SIGINT or
 // SIGTERM. With -control 127.0.0.1:0 it also serves a control endpoint (HTTP + JSON,
-// loopback only; see control.go) through which another process stops, starts, kills or
+// loopback only; package test/fakebroker/control) through which another process stops, starts, kills or
 // pauses brokers, injects faults, produces messages and reads offsets and messages, and
 // prints its address as "control http://host:port".
 package main
@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/rmqpush/rmqpush/test/fakebroker"
+	"github.com/rmqpush/rmqpush/test/fakebroker/control"
 )
 
 func main() {
@@ -73,7 +74,7 @@ func options(args []string, stderr io.Writer) ([]fakebroker.Opt, string, error) 
 	autoCreate := fs.Bool("auto-create", true, "create topics on first send (autoCreateTopicEnable)")
 	delayScale := fs.Float64("delay-scale", 1, "multiply every delay level by this factor")
 	expiry := fs.Duration("client-expiry", fakebroker.DefaultClientExpiry, "how long a client may stay silent before it is dropped")
-	control := fs.String("control", "", "serve the control endpoint (HTTP, JSON) on this loopback host:port; empty: none")
+	controlAddr := fs.String("control", "", "serve the control endpoint (HTTP, JSON) on this loopback host:port; empty: none")
 	var topics topicFlags
 	fs.Var(&topics, "topic", "topic to create, name:queues[:broker-a,broker-b] (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -82,9 +83,9 @@ func options(args []string, stderr io.Writer) ([]fakebroker.Opt, string, error) 
 	if fs.NArg() > 0 {
 		return nil, "", fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if *control != "" {
-		if err := checkControlAddr(*control); err != nil {
-			return nil, "", err
+	if *controlAddr != "" {
+		if err := control.CheckAddr(*controlAddr); err != nil {
+			return nil, "", fmt.Errorf("-control: %w", err)
 		}
 	}
 	host, port, err := net.SplitHostPort(*namesrv)
@@ -115,7 +116,7 @@ func options(args []string, stderr io.Writer) ([]fakebroker.Opt, string, error) 
 		}
 		opts = append(opts, fakebroker.WithBrokerPorts(ps...))
 	}
-	return append(opts, topics...), *control, nil
+	return append(opts, topics...), *controlAddr, nil
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
@@ -144,7 +145,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("-control: %w", err)
 		}
-		srv := &http.Server{Handler: newControlHandler(c), ReadHeaderTimeout: 10 * time.Second}
+		srv := &http.Server{Handler: control.NewHandler(c), ReadHeaderTimeout: 10 * time.Second}
 		served := make(chan error, 1)
 		go func() { served <- srv.Serve(ln) }()
 		defer func() {

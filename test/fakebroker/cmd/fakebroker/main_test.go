@@ -1,13 +1,20 @@
 package main
 
 import (
+	"bufio"
+	"context"
+	"encoding/json"
 	"io"
+	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/rmqpush/rmqpush/test/fakebroker"
+	"github.com/rmqpush/rmqpush/test/fakebroker/control"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -47,4 +54,40 @@ func TestOptions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The command prints its addresses, "ready", and serves the control endpoint until its
+// context ends.
+func TestServeWithControl(t *testing.T) {
+	pr, pw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, []string{"-namesrv", "127.0.0.1:0", "-control", "127.0.0.1:0", "-topic", "t:2"}, pw, io.Discard)
+		pw.Close()
+	}()
+	lines := bufio.NewScanner(pr)
+	var endpoint string
+	for lines.Scan() {
+		line := lines.Text()
+		if addr, ok := strings.CutPrefix(line, "control "); ok {
+			endpoint = addr
+		}
+		if line == "ready" {
+			break
+		}
+	}
+	require.NotEmpty(t, endpoint)
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get(endpoint + "/brokers")
+	require.NoError(t, err)
+	var brokers []control.BrokerInfo
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&brokers))
+	resp.Body.Close()
+	require.Len(t, brokers, 1)
+	require.True(t, brokers[0].Running)
+	client.CloseIdleConnections()
+	cancel()
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	require.NoError(t, <-done)
 }

@@ -1,8 +1,6 @@
-package main
+package control
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,7 +8,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -35,18 +32,18 @@ func call(t *testing.T, srv *httptest.Server, method, path, body string, out any
 	return resp.StatusCode
 }
 
-func TestControlEndpoint(t *testing.T) {
+func TestHandler(t *testing.T) {
 	c, err := fakebroker.NewCluster(fakebroker.WithBrokers(2), fakebroker.WithTopic("t", 2))
 	require.NoError(t, err)
-	defer c.Close()
-	srv := httptest.NewServer(newControlHandler(c))
+	defer func() { require.NoError(t, c.Close()) }()
+	srv := httptest.NewServer(NewHandler(c))
 	defer srv.Close()
 	a := c.Broker("broker-a")
 
-	var brokers []brokerInfo
+	var brokers []BrokerInfo
 	require.Equal(t, http.StatusOK, call(t, srv, "GET", "/brokers", "", &brokers))
 	require.Len(t, brokers, 2)
-	require.Equal(t, brokerInfo{Name: "broker-a", Addr: a.Addr(), Running: true}, brokers[0])
+	require.Equal(t, BrokerInfo{Name: "broker-a", Addr: a.Addr(), Running: true}, brokers[0])
 
 	var produced map[string]int
 	require.Equal(t, http.StatusOK, call(t, srv, "POST", "/produce", `{"topic":"t","bodies":["m0","m1","m2","m3","m4"],"tags":"x"}`, &produced))
@@ -55,16 +52,16 @@ func TestControlEndpoint(t *testing.T) {
 	require.Equal(t, "x", c.Messages("t")[0].Tags())
 
 	a.SetCommittedOffset("g", "t", 1, 1)
-	var offs []queueOffsets
+	var offs []QueueOffsets
 	require.Equal(t, http.StatusOK, call(t, srv, "GET", "/offsets?group=g&topic=t", "", &offs))
-	require.Equal(t, []queueOffsets{
+	require.Equal(t, []QueueOffsets{
 		{Broker: "broker-a", QueueID: 0, Max: 2, Committed: -1},
 		{Broker: "broker-a", QueueID: 1, Max: 1, Committed: 1},
 		{Broker: "broker-b", QueueID: 0, Max: 1, Committed: -1},
 		{Broker: "broker-b", QueueID: 1, Max: 1, Committed: -1},
 	}, offs)
 
-	var msgs []storedMessage
+	var msgs []StoredMessage
 	require.Equal(t, http.StatusOK, call(t, srv, "GET", "/messages?topic=t&limit=2", "", &msgs))
 	require.Len(t, msgs, 2)
 	require.Equal(t, "m0", msgs[0].Body)
@@ -116,40 +113,4 @@ func TestControlEndpoint(t *testing.T) {
 			require.Contains(t, out["error"], e.contains)
 		})
 	}
-}
-
-// The command prints its addresses, "ready", and serves the control endpoint until its
-// context ends.
-func TestServeWithControl(t *testing.T) {
-	pr, pw := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- serve(ctx, []string{"-namesrv", "127.0.0.1:0", "-control", "127.0.0.1:0", "-topic", "t:2"}, pw, io.Discard)
-		pw.Close()
-	}()
-	lines := bufio.NewScanner(pr)
-	var control string
-	for lines.Scan() {
-		line := lines.Text()
-		if addr, ok := strings.CutPrefix(line, "control "); ok {
-			control = addr
-		}
-		if line == "ready" {
-			break
-		}
-	}
-	require.NotEmpty(t, control)
-	client := &http.Client{Timeout: 5 * time.Second}
-	resp, err := client.Get(control + "/brokers")
-	require.NoError(t, err)
-	var brokers []brokerInfo
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&brokers))
-	resp.Body.Close()
-	require.Len(t, brokers, 1)
-	require.True(t, brokers[0].Running)
-	client.CloseIdleConnections()
-	cancel()
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
-	require.NoError(t, <-done)
 }

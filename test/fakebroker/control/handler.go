@@ -1,4 +1,4 @@
-package main
+package control
 
 import (
 	"encoding/json"
@@ -8,26 +8,10 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
-	"time"
 
 	"github.com/rmqpush/rmqpush/message"
 	"github.com/rmqpush/rmqpush/test/fakebroker"
 )
-
-// The control endpoint (-control host:port, loopback only) lets another process drive the
-// running cluster: the life cycle of a broker, fault injection, producing messages and
-// reading offsets and messages. It speaks JSON over HTTP:
-//
-//	GET  /brokers                         [{"name","addr","running"}]
-//	POST /brokers/{name}/{action}         action: stop start kill pause resume
-//	                                      close-connections clear-faults
-//	POST /brokers/{name}/faults           a faultSpec: {"code":11,"fail":2,"for":"5s"}
-//	POST /produce                         {"topic":"t","bodies":["a","b"]} → {"count":2}
-//	GET  /offsets?group=g&topic=t         [{"broker","queueId","min","max","committed"}]
-//	GET  /messages?topic=t[&limit=n]      [{"broker","queueId","queueOffset","body",...}]
-//	GET  /clients?group=g                 {"broker-a":["clientId",...]}
-//
-// Errors are answered with a 4xx or 5xx status and {"error": "..."}.
 
 // Limits of the control endpoint's input.
 const (
@@ -37,16 +21,16 @@ const (
 	maxMsgLimit      = 1 << 20
 )
 
-// checkControlAddr refuses a control address that is not a loopback IP: the endpoint
-// has no authentication.
-func checkControlAddr(addr string) error {
+// CheckAddr refuses an address to serve the endpoint on that is not a loopback IP: the
+// endpoint has no authentication.
+func CheckAddr(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("-control %q: %w", addr, err)
+		return fmt.Errorf("control address %q: %w", addr, err)
 	}
 	ip, err := netip.ParseAddr(host)
 	if err != nil || !ip.IsLoopback() {
-		return fmt.Errorf("-control %q: the host must be a loopback IP (the endpoint has no authentication)", addr)
+		return fmt.Errorf("control address %q: the host must be a loopback IP (the endpoint has no authentication)", addr)
 	}
 	return nil
 }
@@ -54,8 +38,8 @@ func checkControlAddr(addr string) error {
 // control serves the control endpoint of one cluster.
 type control struct{ c *fakebroker.Cluster }
 
-// newControlHandler returns the control endpoint's handler for c.
-func newControlHandler(c *fakebroker.Cluster) http.Handler {
+// NewHandler returns the control endpoint's handler for c.
+func NewHandler(c *fakebroker.Cluster) http.Handler {
 	ctl := control{c: c}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /brokers", ctl.brokers)
@@ -68,17 +52,10 @@ func newControlHandler(c *fakebroker.Cluster) http.Handler {
 	return mux
 }
 
-// brokerInfo is one broker in GET /brokers.
-type brokerInfo struct {
-	Name    string `json:"name"`
-	Addr    string `json:"addr"`
-	Running bool   `json:"running"`
-}
-
 func (ctl control) brokers(w http.ResponseWriter, _ *http.Request) {
-	var out []brokerInfo
+	var out []BrokerInfo
 	for _, b := range ctl.c.Brokers() {
-		out = append(out, brokerInfo{Name: b.Name(), Addr: b.Addr(), Running: b.Running()})
+		out = append(out, BrokerInfo{Name: b.Name(), Addr: b.Addr(), Running: b.Running()})
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -123,46 +100,16 @@ func (ctl control) action(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
 }
 
-// faultSpec is fakebroker.Fault in JSON, durations as Go duration strings.
-type faultSpec struct {
-	Code   int32  `json:"code"`
-	Drop   bool   `json:"drop"`
-	Fail   int32  `json:"fail"`
-	Remark string `json:"remark"`
-	Delay  string `json:"delay"`
-	Times  int    `json:"times"`
-	For    string `json:"for"`
-}
-
-func (s faultSpec) fault() (fakebroker.Fault, error) {
-	f := fakebroker.Fault{Code: s.Code, Drop: s.Drop, Fail: s.Fail, Remark: s.Remark, Times: s.Times}
-	for _, d := range []struct {
-		name string
-		text string
-		dst  *time.Duration
-	}{{"delay", s.Delay, &f.Delay}, {"for", s.For, &f.For}} {
-		if d.text == "" {
-			continue
-		}
-		v, err := time.ParseDuration(d.text)
-		if err != nil {
-			return f, fmt.Errorf("fault %s %q: %w", d.name, d.text, err)
-		}
-		*d.dst = v
-	}
-	return f, nil
-}
-
 func (ctl control) inject(w http.ResponseWriter, r *http.Request) {
 	b, ok := ctl.broker(w, r)
 	if !ok {
 		return
 	}
-	var spec faultSpec
+	var spec FaultSpec
 	if !readJSON(w, r, &spec) {
 		return
 	}
-	f, err := spec.fault()
+	f, err := spec.Fault()
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err)
 		return
@@ -174,16 +121,8 @@ func (ctl control) inject(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
 }
 
-// produceRequest is the body of POST /produce: one message per body, round robin over
-// the topic's queues (Cluster.Produce), with optional tags.
-type produceRequest struct {
-	Topic  string   `json:"topic"`
-	Bodies []string `json:"bodies"`
-	Tags   string   `json:"tags"`
-}
-
 func (ctl control) produce(w http.ResponseWriter, r *http.Request) {
-	var req produceRequest
+	var req ProduceRequest
 	if !readJSON(w, r, &req) {
 		return
 	}
@@ -203,17 +142,7 @@ func (ctl control) produce(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, fmt.Errorf("produced %d of %d: %w", len(out), len(msgs), err))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]int{"count": len(out)})
-}
-
-// queueOffsets is one queue in GET /offsets. Committed is -1 when the group has no
-// offset for the queue.
-type queueOffsets struct {
-	Broker    string `json:"broker"`
-	QueueID   int    `json:"queueId"`
-	Min       int64  `json:"min"`
-	Max       int64  `json:"max"`
-	Committed int64  `json:"committed"`
+	writeJSON(w, http.StatusOK, produceResult{Count: len(out)})
 }
 
 func (ctl control) offsets(w http.ResponseWriter, r *http.Request) {
@@ -222,14 +151,14 @@ func (ctl control) offsets(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, errors.New("offsets: group and topic are required"))
 		return
 	}
-	out := []queueOffsets{}
+	out := []QueueOffsets{}
 	for _, b := range ctl.c.Brokers() {
 		info, ok := b.Topic(topic)
 		if !ok {
 			continue
 		}
 		for q := range info.ReadQueues {
-			qo := queueOffsets{Broker: b.Name(), QueueID: q, Min: b.MinOffset(topic, q), Max: b.MaxOffset(topic, q), Committed: -1}
+			qo := QueueOffsets{Broker: b.Name(), QueueID: int32(q), Min: b.MinOffset(topic, q), Max: b.MaxOffset(topic, q), Committed: -1}
 			if off, ok := b.CommittedOffset(group, topic, q); ok {
 				qo.Committed = off
 			}
@@ -237,18 +166,6 @@ func (ctl control) offsets(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
-}
-
-// storedMessage is one message in GET /messages.
-type storedMessage struct {
-	Broker         string            `json:"broker"`
-	QueueID        int32             `json:"queueId"`
-	QueueOffset    int64             `json:"queueOffset"`
-	Body           string            `json:"body"`
-	ReconsumeTimes int32             `json:"reconsumeTimes"`
-	BornTimestamp  int64             `json:"bornTimestamp"`
-	StoreTimestamp int64             `json:"storeTimestamp"`
-	Properties     map[string]string `json:"properties"`
 }
 
 func (ctl control) messages(w http.ResponseWriter, r *http.Request) {
@@ -264,13 +181,13 @@ func (ctl control) messages(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	out := []storedMessage{}
+	out := []StoredMessage{}
 	for _, b := range ctl.c.Brokers() {
 		for _, m := range b.TopicMessages(topic) {
 			if len(out) == limit {
 				break
 			}
-			out = append(out, storedMessage{
+			out = append(out, StoredMessage{
 				Broker: b.Name(), QueueID: m.QueueID, QueueOffset: m.QueueOffset, Body: string(m.Body),
 				ReconsumeTimes: m.ReconsumeTimes, BornTimestamp: m.BornTimestamp, StoreTimestamp: m.StoreTimestamp,
 				Properties: m.Properties.Map(),
