@@ -45,7 +45,7 @@ func (b *Broker) call(ctx context.Context, sc conn, req *remoting.Command) (*rem
 // ConsumerRunningInfo asks a connected consumer for its running info
 // (GET_CONSUMER_RUNNING_INFO, what `mqadmin consumerStatus` has the broker do) and
 // decodes the answer. It waits for the answer or ctx.
-func (b *Broker) ConsumerRunningInfo(ctx context.Context, group, clientID string, jstack bool) (*protocol.ConsumerRunningInfo, error) {
+func (b *Broker) ConsumerRunningInfo(ctx context.Context, group, clientID string, jstack bool) (*ConsumerRunningInfo, error) {
 	sc, err := b.memberConn(group, clientID)
 	if err != nil {
 		return nil, err
@@ -66,7 +66,7 @@ func (b *Broker) ConsumerRunningInfo(ctx context.Context, group, clientID string
 // offsetMsgId (CONSUME_MESSAGE_DIRECTLY, what `mqadmin queryMsgById -g -d` has the
 // broker do): the request carries the stored record as its body and the broker's name.
 // It waits for the answer or ctx.
-func (b *Broker) ConsumeMessageDirectly(ctx context.Context, group, clientID, offsetMsgID string) (*protocol.ConsumeMessageDirectlyResult, error) {
+func (b *Broker) ConsumeMessageDirectly(ctx context.Context, group, clientID, offsetMsgID string) (*ConsumeMessageDirectlyResult, error) {
 	_, offset, err := message.ParseOffsetMsgID(offsetMsgID)
 	if err != nil {
 		return nil, fmt.Errorf("fakebroker: ConsumeMessageDirectly: %w", err)

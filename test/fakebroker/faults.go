@@ -17,7 +17,7 @@ const AnyCode int32 = -1
 // may be combined with Fail: fail after the delay). Times and For bound how long it
 // lasts; with neither it lasts until Injection.Remove or ClearFaults.
 //
-//	b.Inject(fakebroker.Fault{Code: protocol.RequestPullMessage, Fail: protocol.ResponseSystemBusy, Times: 3})
+//	b.Inject(fakebroker.Fault{Code: fakebroker.RequestPullMessage, Fail: fakebroker.ResponseSystemBusy, Times: 3})
 //
 // Faults apply to the request codes the server handles (see the package doc); other codes
 // are answered REQUEST_CODE_NOT_SUPPORTED by the transport before any fault is looked at.
