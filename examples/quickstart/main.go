@@ -139,7 +139,11 @@ wait:
 	slices.SortFunc(queues, message.Queue.Compare)
 	for _, q := range queues {
 		s := stats.Queues[q]
-		fmt.Printf("  %-40s committed %5d  broker max %5d  lag %d\n", q, s.CommittedOffset, s.BrokerMaxOffset, s.Lag)
+		brokerMax, lag := "?", "?" // no pull has told the broker's max offset yet
+		if s.BrokerMaxOffset >= 0 {
+			brokerMax, lag = strconv.FormatInt(s.BrokerMaxOffset, 10), strconv.FormatInt(s.Lag, 10)
+		}
+		fmt.Printf("  %-40s committed %5d  broker max %5s  lag %s\n", q, s.CommittedOffset, brokerMax, lag)
 	}
 	return nil
 }
