@@ -365,7 +365,7 @@ func (cl *Client) handleRequest(c *conn, req *Command) {
 	h := cl.cfg.handlers[req.Code]
 	if h == nil {
 		if !req.IsOneway() {
-			c.respond(req, NewResponse(req, codeRequestCodeNotSupported, fmt.Sprintf("request type %d not supported", req.Code)))
+			c.respond(req, notSupported(req))
 		}
 		return
 	}

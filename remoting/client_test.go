@@ -431,7 +431,7 @@ func TestOutgoingLimits(t *testing.T) {
 		resp, err := c.Invoke(context.Background(), s.Addr(), NewRequest(200050, nil, nil))
 		require.NoError(t, err)
 		require.Equal(t, codeRequestCodeNotSupported, resp.Code)
-		require.Equal(t, "request type 200050 not supported", resp.Remark)
+		require.Equal(t, " request type 200050 not supported", resp.Remark)
 	})
 }
 

@@ -1,6 +1,9 @@
 package remoting
 
-import "context"
+import (
+	"context"
+	"strconv"
+)
 
 // Handler answers a request the peer of a Client connection started (the broker's
 // NOTIFY_CONSUMER_IDS_CHANGED, GET_CONSUMER_RUNNING_INFO, ...). Each call runs in its own
@@ -65,3 +68,9 @@ const (
 	codeSystemError             int32 = 1
 	codeRequestCodeNotSupported int32 = 3
 )
+
+// notSupported is the answer to a request no handler takes: REQUEST_CODE_NOT_SUPPORTED
+// with Java's remark, leading space included (NettyRemotingAbstract).
+func notSupported(req *Command) *Command {
+	return NewResponse(req, codeRequestCodeNotSupported, " request type "+strconv.Itoa(int(req.Code))+" not supported")
+}

@@ -104,7 +104,7 @@ func (sc *ServerConn) handleRequest(c *conn, req *Command) {
 	h := sc.s.handler(req.Code)
 	if h == nil {
 		if !req.IsOneway() {
-			c.respond(req, NewResponse(req, codeRequestCodeNotSupported, fmt.Sprintf("request type %d not supported", req.Code)))
+			c.respond(req, notSupported(req))
 		}
 		return
 	}

