@@ -205,8 +205,10 @@ func writeAtomically(path string, data []byte) error {
 	return nil
 }
 
-// Remove forgets the in-memory offset of q.
-func (s *LocalStore) Remove(q message.Queue) { s.table.remove(q) }
+// Remove ends a freeze of q's offset and keeps the offset: every write of the file
+// writes the whole table, so a queue forgotten here would vanish from the file at the
+// next write, and start over from ConsumeFromWhere after a restart.
+func (s *LocalStore) Remove(q message.Queue) { s.table.unfreeze(q) }
 
 // Table returns a copy of the in-memory offsets.
 func (s *LocalStore) Table() map[message.Queue]int64 { return s.table.snapshot() }

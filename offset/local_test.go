@@ -123,3 +123,37 @@ func TestLocalStoreKeepsQueuesNotAssignedNow(t *testing.T) {
 	require.NoError(t, r.Load())
 	require.Equal(t, map[message.Queue]int64{qa0: 11, qb0: 20}, r.Table())
 }
+
+// Found by review: releasing queues one by one (Persist then Remove each, as the
+// rebalancer does at shutdown) left only the last queue in the file, since every write
+// writes the whole table and Remove had forgotten the others.
+func TestLocalStoreKeepsRemovedQueuesInTheFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := NewLocalStore(dir, "c", "g")
+	require.NoError(t, err)
+	want := map[message.Queue]int64{qa0: 10, qb0: 20, qa1: 30}
+	for q, off := range want {
+		s.Update(q, off, true)
+	}
+	for q := range want {
+		require.NoError(t, s.Persist(ctx, q))
+		s.Remove(q)
+	}
+	r, err := NewLocalStore(dir, "c", "g")
+	require.NoError(t, err)
+	require.NoError(t, r.Load())
+	require.Equal(t, want, r.Table())
+}
+
+func TestLocalStoreRemoveEndsAFreeze(t *testing.T) {
+	s, err := NewLocalStore(t.TempDir(), "c", "g")
+	require.NoError(t, err)
+	s.UpdateAndFreeze(qa0, 5)
+	s.Update(qa0, 9, true)
+	require.Equal(t, int64(5), s.Table()[qa0], "frozen")
+	s.Remove(qa0)
+	require.Equal(t, int64(5), s.Table()[qa0], "kept")
+	s.Update(qa0, 9, true)
+	require.Equal(t, int64(9), s.Table()[qa0])
+}

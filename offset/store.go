@@ -64,7 +64,10 @@ type Store interface {
 	// soon after each listener call instead of at the next pull or persist round; it
 	// costs nothing when nothing changed.
 	Flush(ctx context.Context) error
-	// Remove forgets the in-memory offset of q.
+	// Remove ends a freeze of q's offset. The remote store also forgets the in-memory
+	// offset (the queue's next owner reads it from the broker); the local store keeps
+	// it, as its file holds every queue's offset (Java's LocalFileOffsetStore.removeOffset
+	// does nothing).
 	Remove(q message.Queue)
 	// Table returns a copy of the in-memory offsets.
 	Table() map[message.Queue]int64

@@ -118,6 +118,15 @@ func (t *table) markPersisted(q message.Queue, offset int64) {
 	}
 }
 
+// unfreeze lets Update change q's offset again.
+func (t *table) unfreeze(q message.Queue) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e, ok := t.entries[q]; ok {
+		e.frozen = false
+	}
+}
+
 func (t *table) remove(q message.Queue) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

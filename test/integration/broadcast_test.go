@@ -11,11 +11,14 @@ import (
 
 	"github.com/rmqpush/rmqpush/consumer"
 	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/offset"
 	"github.com/rmqpush/rmqpush/test/fakebroker"
 )
 
 func TestBroadcastingEveryMemberGetsEverythingAndResumesFromItsFile(t *testing.T) {
-	c := newCluster(t, fakebroker.WithBrokers(2), fakebroker.WithTopic("t", 2))
+	// 24 queues: more than the 16 queues Shutdown releases at once (a file that lost
+	// queues at shutdown went unnoticed with 4).
+	c := newCluster(t, fakebroker.WithBrokers(2), fakebroker.WithTopic("t", 12))
 	dir := t.TempDir()
 	want := produce(t, c, "t", "m", 300, "")
 	opts := func(instance string) []consumer.Option {
@@ -45,6 +48,18 @@ func TestBroadcastingEveryMemberGetsEverythingAndResumesFromItsFile(t *testing.T
 		missing, dups := tl.check(want)
 		require.Zero(t, missing)
 		require.Zero(t, dups)
+	}
+	for _, name := range []string{"one", "two"} {
+		st, err := offset.NewLocalStore(dir, "192.0.2.9@"+name, "bg")
+		require.NoError(t, err)
+		require.NoError(t, st.Load())
+		saved := st.Table()
+		for _, b := range c.Brokers() {
+			for q := range 12 {
+				mq := message.Queue{Topic: "t", BrokerName: b.Name(), QueueID: int32(q)}
+				require.Equal(t, b.MaxOffset("t", q), saved[mq], "%s: %s in the offsets file", name, mq)
+			}
+		}
 	}
 	file := filepath.Join(dir, "192.0.2.9@one", "bg", "offsets.json")
 	data, err := os.ReadFile(file)
