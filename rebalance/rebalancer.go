@@ -306,18 +306,26 @@ func (r *Rebalancer) update(ctx context.Context, topic string, mine []message.Qu
 	r.release(ctx, expired, "not pulled for too long; recreating it")
 
 	var gained, recreated []message.Queue
-	r.mu.RLock()
+	r.mu.Lock()
+	for q := range r.restartAt {
+		if q.Topic == topic && !slices.Contains(mine, q) {
+			// Dropped to restart, then assigned elsewhere: its next owner starts from
+			// the broker's offset, and so must this client if the queue comes back.
+			delete(r.restartAt, q)
+		}
+	}
 	for _, q := range mine {
 		if _, ok := r.table[q]; ok {
 			continue
 		}
-		if slices.ContainsFunc(expired, func(req *pull.Request) bool { return req.Queue == q }) {
+		_, restarting := r.restartAt[q]
+		if restarting || slices.ContainsFunc(expired, func(req *pull.Request) bool { return req.Queue == q }) {
 			recreated = append(recreated, q) // ours all along: no one to wait for
 		} else {
 			gained = append(gained, q)
 		}
 	}
-	r.mu.RUnlock()
+	r.mu.Unlock()
 	if r.add(ctx, append(recreated, r.dueNow(topic, gained, alone, now)...)) > 0 {
 		changed = true
 	}

@@ -303,3 +303,54 @@ func TestResetOffsets(t *testing.T) {
 	h.r.Rebalance(context.Background())
 	require.Equal(t, int64(3), h.puller.offsets()[q])
 }
+
+// Found by review: a queue dropped to restart at a corrected offset, then assigned to
+// another member before it was re-created here, kept its restart offset; when it came
+// back, possibly much later, it restarted there instead of at the broker's offset, and
+// the other member's work was consumed again.
+func TestRestartOffsetForgottenWhenTheQueueGoesElsewhere(t *testing.T) {
+	h := newHarness(t, nil)
+	ctx := context.Background()
+	h.r.Rebalance(ctx)
+	h.r.cfg.TakeoverGrace = time.Hour
+	q := message.Queue{Topic: "t", BrokerName: "a", QueueID: 0}
+	var pr *pull.Request
+	for _, r := range h.puller.got {
+		if r.Queue == q {
+			pr = r
+		}
+	}
+	pr.PQ.SetDropped(true)
+	h.r.OffsetIllegal(pr, 33)
+
+	// While it is dropped, c0 joins and gets it.
+	h.broker.mu.Lock()
+	h.broker.ids = []string{"c0", "c1", "c2"}
+	h.broker.mu.Unlock()
+	h.r.Rebalance(ctx)
+	require.NotContains(t, h.r.Queues(), q)
+	h.broker.mu.Lock()
+	h.broker.stored[q] = 90 // c0 consumed further
+	h.broker.ids = []string{"c1", "c2"}
+	h.broker.mu.Unlock()
+	// c0 leaves: the queue comes back (after the takeover grace, cut short here).
+	h.r.Rebalance(ctx)
+	h.r.cfg.TakeoverGrace = 0
+	h.r.Rebalance(ctx)
+	require.Contains(t, h.r.Queues(), q)
+	require.Equal(t, int64(90), h.puller.offsets()[q], "the broker's offset, not the stale restart offset")
+}
+
+// A queue dropped to restart is ours all along: it is re-created at the next pass,
+// without the takeover grace meant for queues gained from another member.
+func TestRestartedQueueSkipsTheTakeoverGrace(t *testing.T) {
+	h := newHarness(t, nil)
+	ctx := context.Background()
+	h.r.Rebalance(ctx)
+	h.r.cfg.TakeoverGrace = time.Hour
+	q := message.Queue{Topic: "t", BrokerName: "a", QueueID: 1}
+	h.r.ResetOffsets(ctx, "t", map[message.Queue]int64{q: 3})
+	h.r.Rebalance(ctx)
+	require.Contains(t, h.r.Queues(), q)
+	require.Equal(t, int64(3), h.puller.offsets()[q])
+}
