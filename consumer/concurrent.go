@@ -221,9 +221,6 @@ func containsMsg(list []*message.Ext, m *message.Ext) bool {
 // on: the scheduler must not wait on the network. Each is stamped again so the next
 // check does not hand it over twice.
 func (s *concurrentService) expire(r *pull.Request, now time.Time) {
-	if s.c.cfg.model == Broadcasting {
-		return
-	}
 	expired := r.PQ.Expired(now, s.c.cfg.consumeTimeout, 16)
 	if len(expired) == 0 {
 		return
@@ -235,13 +232,18 @@ func (s *concurrentService) expire(r *pull.Request, now time.Time) {
 // sendBackExpired sends back messages past the consume timeout (level 3) and removes
 // those it could, so the offset moves past them; the listener call's own result is then
 // ignored for them. A message whose send-back failed stays and is tried at a later
-// check.
+// check. Broadcasting never retries (Java's send-back there goes to a retry topic no
+// broadcasting consumer reads): the message is dropped, with a warning.
 func (s *concurrentService) sendBackExpired(t task) {
 	pq := t.req.PQ
 	for _, m := range pq.Cached(t.msgs) {
-		s.c.logMsg(logging.LevelWarn, "listener call past the consume timeout; sending the message back", t.req.Queue, m, nil)
-		if !s.c.sendBack(m, timeoutDelayLevel) {
-			continue
+		if s.c.cfg.model == Broadcasting {
+			s.c.logMsg(logging.LevelWarn, "listener call past the consume timeout; broadcasting drops the message", t.req.Queue, m, nil)
+		} else {
+			s.c.logMsg(logging.LevelWarn, "listener call past the consume timeout; sending the message back", t.req.Queue, m, nil)
+			if !s.c.sendBack(m, timeoutDelayLevel) {
+				continue
+			}
 		}
 		if off := pq.Remove([]*message.Ext{m}); off >= 0 && !pq.Discarded() {
 			s.c.storeOffset(t.req.Queue, off, true)

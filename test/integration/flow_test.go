@@ -62,3 +62,35 @@ func TestBlockedListenerFlowControlAndConsumeTimeout(t *testing.T) {
 	waitFor(t, 10*time.Second, "the stuck message's retry", func() bool { return consumed.Load() == 500 })
 	require.Len(t, c.RetryMessages("g"), 1)
 }
+
+// Broadcasting: a listener call past the consume timeout drops its message (broadcasting
+// never retries), so the offset moves on instead of waiting at it for ever.
+func TestBroadcastingConsumeTimeoutMovesTheOffsetOn(t *testing.T) {
+	c := newCluster(t, fakebroker.WithTopic("t", 1))
+	produce(t, c, "t", "m", 50, "")
+	release := make(chan struct{})
+	var consumed atomic.Int64
+	pc := startConsumer(t, "bg", "t", consumer.All(), fastOptions(c,
+		consumer.WithMessageModel(consumer.Broadcasting), consumer.WithOffsetStoreDir(t.TempDir()),
+		consumer.WithConsumeTimeout(time.Second)),
+		func(ctx context.Context, msgs []*message.Ext, _ *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
+			if string(msgs[0].Body) == "m-10" {
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+				return consumer.ConsumeSuccess
+			}
+			consumed.Add(1)
+			return consumer.ConsumeSuccess
+		})
+	defer shutdown(t, pc)
+	defer close(release)
+	q := message.Queue{Topic: "t", BrokerName: c.Brokers()[0].Name(), QueueID: 0}
+	waitFor(t, 10*time.Second, "every other message", func() bool { return consumed.Load() == 49 })
+	require.Equal(t, int64(10), pc.Stats().Queues[q].CommittedOffset, "the offset waits at the stuck message")
+	waitFor(t, 10*time.Second, "the offset to move past the stuck message", func() bool {
+		return pc.Stats().Queues[q].CommittedOffset == 50
+	})
+	require.Empty(t, c.RetryMessages("bg"), "nothing is sent back")
+}
