@@ -44,3 +44,17 @@ func TestRetryAfterAPullError(t *testing.T) {
 	require.Less(t, DelayAwaitHeartbeat, DelayConnError)
 	require.Less(t, DelayConnError, DelayError)
 }
+
+func TestLogLimiterLetsOneLineThroughPerSecond(t *testing.T) {
+	var l logLimiter
+	ok, _ := l.allow()
+	require.True(t, ok)
+	for range 3 {
+		ok, _ = l.allow()
+		require.False(t, ok)
+	}
+	l.last.Store(time.Now().Add(-2 * time.Second).UnixNano()) // a second later
+	ok, held := l.allow()
+	require.True(t, ok)
+	require.Equal(t, int64(3), held)
+}

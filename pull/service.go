@@ -30,8 +30,26 @@ type Service struct {
 	inflight sync.WaitGroup // pulls sent and not yet answered
 
 	flowControlled atomic.Uint64 // times a queue was held back, for rate-limited logs
-	lastFailureLog atomic.Int64  // unix nanoseconds of the last pull failure logged
-	suppressed     atomic.Int64  // pull failures not logged since
+	failureLog     logLimiter    // pull failures (warnings)
+	badRecordLog   logLimiter    // bodies with a bad record (errors)
+}
+
+// logLimiter lets one log line through per second.
+type logLimiter struct {
+	last       atomic.Int64 // unix nanoseconds of the last line let through
+	suppressed atomic.Int64 // lines held back since
+}
+
+// allow reports whether a line may be logged now and, if so, how many were held back
+// since the last one.
+func (l *logLimiter) allow() (ok bool, suppressed int64) {
+	now := time.Now().UnixNano()
+	last := l.last.Load()
+	if now-last < int64(time.Second) || !l.last.CompareAndSwap(last, now) {
+		l.suppressed.Add(1)
+		return false, 0
+	}
+	return true, l.suppressed.Swap(0)
 }
 
 // New returns a Service for cfg. Start launches its goroutine.
@@ -226,7 +244,7 @@ func (s *Service) onAnswer(r *Request, sub protocol.SubscriptionData, sent time.
 		if heartbeat {
 			s.cfg.Broker.HeartbeatSoon()
 		}
-		s.logLimited(why, r, err)
+		s.logLimited(&s.failureLog, logging.LevelWarn, why, r, err)
 		s.SubmitLater(r, delay)
 		return
 	}
@@ -267,7 +285,9 @@ func (s *Service) found(r *Request, sub protocol.SubscriptionData, sent time.Tim
 	if err != nil {
 		// Keep what decoded and pull the rest again from the bad record on: skipping to
 		// nextBeginOffset would lose the messages after it.
-		s.logf(logging.LevelError, "pulled body has a bad record; keeping the records before it and pulling again from it", r, err)
+		// A record that never decodes stalls its queue (the guarantee forbids skipping
+		// it): this is logged at most once a second, not once per retry of every queue.
+		s.logLimited(&s.badRecordLog, logging.LevelError, "pulled body has a bad record; keeping the records before it and pulling again from it", r, err)
 		if len(msgs) == 0 {
 			s.report(r, sent, 0)
 			s.SubmitLater(r, DelayError)
@@ -353,18 +373,13 @@ func retryAfter(err error) (delay time.Duration, heartbeat bool, why string) {
 	}
 }
 
-// logLimited logs a pull failure at most once a second per service: during an outage
-// every queue fails every second.
-func (s *Service) logLimited(msg string, r *Request, err error) {
-	now := time.Now().UnixNano()
-	last := s.lastFailureLog.Load()
-	if now-last < int64(time.Second) || !s.lastFailureLog.CompareAndSwap(last, now) {
-		s.suppressed.Add(1)
-		return
-	}
-	if logging.Enabled(s.log, logging.LevelWarn) {
-		s.log.Log(logging.LevelWarn, msg, "queue", r.Queue.String(), "offset", r.NextOffset, "err", err,
-			"suppressedSinceLast", s.suppressed.Swap(0))
+// logLimited logs a pull failure through l, at most once a second per service: during
+// an outage every queue fails every second.
+func (s *Service) logLimited(l *logLimiter, level logging.Level, msg string, r *Request, err error) {
+	ok, suppressed := l.allow()
+	if ok && logging.Enabled(s.log, level) {
+		s.log.Log(level, msg, "queue", r.Queue.String(), "offset", r.NextOffset, "err", err,
+			"suppressedSinceLast", suppressed)
 	}
 }
 
