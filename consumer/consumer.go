@@ -63,7 +63,8 @@ type PushConsumer struct {
 	puller     *pull.Service
 	rebalancer *rebalance.Rebalancer
 	service    consumeService
-	sched      *scheduler
+	sched      *scheduler // short jobs: delayed re-consumption, timeout checks, statistics
+	brokerJobs *scheduler // jobs that wait on brokers (offset writes, lock renewal), kept off sched so its timers stay on time
 	stats      *stats
 
 	// Start and Shutdown: Shutdown during Start sets shutdownAsked, cancels Start and

@@ -83,6 +83,7 @@ func (c *PushConsumer) start(ctx context.Context) error {
 	c.clientID = c.cfg.clientID(c.startTime)
 	c.listenerCtx, c.cancelCalls = context.WithCancel(context.Background())
 	c.sched = newScheduler()
+	c.brokerJobs = newScheduler()
 
 	if c.cfg.model == Clustering {
 		retry, err := protocol.BuildSubscription(client.RetryTopic(c.group), "*")
@@ -154,10 +155,11 @@ func (c *PushConsumer) start(ctx context.Context) error {
 
 	c.service.start()
 	c.puller.Start()
-	c.sched.every(c.cfg.persistInterval, c.persistAll)
+	c.brokerJobs.every(c.cfg.persistInterval, c.persistAll)
 	c.sched.every(timeoutCheckEvery, c.checkTimeouts)
 	c.sched.every(statsEvery, func() { c.stats.sample(time.Now()) })
 	c.sched.run()
+	c.brokerJobs.run()
 
 	c.rebalancer.Rebalance(ctx)
 	if err := ctx.Err(); err != nil {
@@ -327,7 +329,7 @@ func (c *PushConsumer) persistAll() {
 func (c *PushConsumer) storeOffset(q message.Queue, off int64, increaseOnly bool) {
 	c.offsets.Update(q, off, increaseOnly)
 	if c.cfg.model == Clustering && c.cfg.commitInterval > 0 && c.commitArmed.CompareAndSwap(false, true) {
-		c.sched.after(c.cfg.commitInterval, c.commitChanged)
+		c.brokerJobs.after(c.cfg.commitInterval, c.commitChanged)
 	}
 }
 
@@ -405,6 +407,9 @@ func (c *PushConsumer) teardown(ctx context.Context) error {
 	}
 	if c.sched != nil {
 		c.sched.close()
+	}
+	if c.brokerJobs != nil {
+		c.brokerJobs.close()
 	}
 	if c.rebalancer != nil {
 		c.rebalancer.DropAll(ctx) // persists every offset, ctx or not

@@ -55,7 +55,7 @@ func newOrderlyService(c *PushConsumer, l OrderlyListener) *orderlyService {
 func (s *orderlyService) start() {
 	s.workers.start(s.c.cfg.consumeGoroutines, s.work)
 	if s.locks != nil {
-		s.c.sched.every(s.c.cfg.lockRenewInterval, s.locks.renewAll)
+		s.c.brokerJobs.every(s.c.cfg.lockRenewInterval, s.locks.renewAll)
 	}
 }
 

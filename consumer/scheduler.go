@@ -6,10 +6,10 @@ import (
 	"time"
 )
 
-// scheduler is the consumer's timer goroutine: it runs short functions at a given time
-// (delayed re-consumption) and periodic jobs (offset persistence, the consume-timeout
-// check, statistics). Functions run on its goroutine, one at a time, and must not block
-// for long.
+// scheduler is a timer goroutine: it runs functions at a given time and periodic jobs,
+// on its goroutine, one at a time. The consumer has two: one for short jobs (delayed
+// re-consumption, the consume-timeout check, statistics), one for jobs that wait on
+// brokers (offset writes, lock renewal), so a slow broker cannot delay the short ones.
 type scheduler struct {
 	mu    sync.Mutex
 	jobs  jobHeap

@@ -250,3 +250,38 @@ func (l *locker) unlock(t *testing.T, q message.Queue) {
 	_, err := l.rc.Invoke(context.Background(), l.addr, remoting.NewRequest(protocol.RequestUnlockBatchMQ, nil, body.Encode(protocol.StyleStandard)))
 	require.NoError(t, err)
 }
+
+// Offset writes that hang on a slow broker must not hold back the consumer's timers:
+// they run on their own goroutine. Here every UPDATE_CONSUMER_OFFSET takes 2 s; a
+// queue suspended for 50 ms must still be consumed again long before that.
+func TestSlowOffsetWritesDoNotDelaySuspendedQueues(t *testing.T) {
+	c := newCluster(t, fakebroker.WithTopic("t", 1))
+	b := c.Brokers()[0]
+	_, err := b.Produce("t", 0, &message.Message{Topic: "t", Body: []byte("first")}, &message.Message{Topic: "t", Body: []byte("second")})
+	require.NoError(t, err)
+	_, err = b.Inject(fakebroker.Fault{Code: fakebroker.RequestUpdateConsumerOffset, Delay: 2 * time.Second})
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var suspendedAt, resumedAt time.Time
+	pc := startOrderly(t, "og", "t", fastOptions(c, consumer.WithSuspendCurrentQueueTime(50*time.Millisecond)),
+		func(_ context.Context, msgs []*message.Ext, _ *consumer.OrderlyContext) consumer.OrderlyStatus {
+			mu.Lock()
+			defer mu.Unlock()
+			if string(msgs[0].Body) != "second" {
+				return consumer.OrderlySuccess // its offset is written 10 ms later, and hangs
+			}
+			if suspendedAt.IsZero() {
+				suspendedAt = time.Now()
+				return consumer.SuspendCurrentQueueAMoment
+			}
+			if resumedAt.IsZero() {
+				resumedAt = time.Now()
+			}
+			return consumer.OrderlySuccess
+		})
+	defer shutdown(t, pc)
+	waitFor(t, 10*time.Second, "the suspended message again", func() bool { mu.Lock(); defer mu.Unlock(); return !resumedAt.IsZero() })
+	mu.Lock()
+	defer mu.Unlock()
+	require.Less(t, resumedAt.Sub(suspendedAt), time.Second, "50 ms suspend, not the 2 s offset write")
+}
