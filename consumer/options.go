@@ -3,6 +3,7 @@ package consumer
 import (
 	"crypto/tls"
 	"fmt"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -286,6 +287,16 @@ func (c *cfg) validate() error {
 	}
 	if c.pullInterval > 0 && c.pullInterval < time.Millisecond {
 		return optionError("WithPullInterval", "%v is below the 1ms resolution", c.pullInterval)
+	}
+	if c.clientIP != "" {
+		if _, err := netip.ParseAddr(c.clientIP); err != nil {
+			return optionError("WithClientIP", "%q is not an IP address", c.clientIP)
+		}
+	}
+	for i, h := range c.hooks {
+		if h == nil {
+			return optionError("WithConsumeHook", "hook %d is nil", i+1)
+		}
 	}
 	return nil
 }

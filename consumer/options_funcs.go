@@ -29,8 +29,8 @@ func WithNameServers(addrs ...string) Option {
 // consumer keeps so its offsets file is found again after a restart.
 func WithInstanceName(name string) Option { return func(c *cfg) { c.instanceName = name } }
 
-// WithClientIP sets the IP in the client id. Default: the host's first non-loopback
-// IPv4 address.
+// WithClientIP sets the IP in the client id. Default: the host's IPv4 address as Java
+// picks it (one outside 127.* and 192.168.* first).
 func WithClientIP(ip string) Option { return func(c *cfg) { c.clientIP = ip } }
 
 // WithMessageModel sets clustering (default) or broadcasting.

@@ -33,6 +33,8 @@ func TestNewPushConsumerValidatesOptions(t *testing.T) {
 		{"max reconsume", "g", []Option{ns, WithMaxReconsumeTimes(-2)}, "WithMaxReconsumeTimes"},
 		{"suspend", "g", []Option{ns, WithSuspendCurrentQueueTime(time.Millisecond)}, "WithSuspendCurrentQueueTime"},
 		{"consume timeout", "g", []Option{ns, WithConsumeTimeout(0)}, "WithConsumeTimeout"},
+		{"client ip", "g", []Option{ns, WithClientIP("10.0.0.1@x")}, "WithClientIP"},
+		{"nil hook", "g", []Option{ns, WithConsumeHook(nil)}, "WithConsumeHook"},
 		{"grace", "g", []Option{ns, WithTakeoverGrace(-1)}, "WithTakeoverGrace"},
 		{"commit", "g", []Option{ns, WithCommitInterval(-1)}, "WithCommitInterval"},
 		{"commit off", "g", []Option{ns, WithCommitInterval(0)}, ""},
