@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"errors"
+	"slices"
 	"strings"
 )
 
@@ -40,13 +41,20 @@ func BuildSubscription(topic, expression string) (SubscriptionData, error) {
 	if len(parts) == 0 {
 		return SubscriptionData{}, errors.New("protocol: tag expression " + quote(expression) + " has no tags")
 	}
+	// Sets keep Java's insertion order; beyond a few tags, maps find duplicates, so an
+	// expression of many tags (a peer's, in the fake broker) costs linear time.
+	var seenTags map[string]struct{}
+	var seenCodes map[int32]struct{}
+	if len(parts) > smallTagCount {
+		seenTags, seenCodes = make(map[string]struct{}, len(parts)), make(map[int32]struct{}, len(parts))
+	}
 	for _, part := range parts {
 		tag := javaTrim(part)
-		if tag == "" || containsString(sd.TagsSet, tag) {
+		if tag == "" || seenBefore(seenTags, sd.TagsSet, tag) {
 			continue
 		}
 		sd.TagsSet = append(sd.TagsSet, tag)
-		if code := JavaStringHash(tag); !containsInt32(sd.CodeSet, code) {
+		if code := JavaStringHash(tag); !seenBefore(seenCodes, sd.CodeSet, code) {
 			sd.CodeSet = append(sd.CodeSet, code)
 		}
 	}
@@ -101,21 +109,20 @@ func javaTrim(s string) string {
 	return s[start:end]
 }
 
-func containsString(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
-}
+// smallTagCount is how many tags an expression may have for duplicates to be found by
+// scanning the list.
+const smallTagCount = 16
 
-func containsInt32(list []int32, n int32) bool {
-	for _, e := range list {
-		if e == n {
-			return true
-		}
+// seenBefore reports whether v is in list. With seen (for long lists) it looks there
+// instead, and records v when it was not.
+func seenBefore[T comparable](seen map[T]struct{}, list []T, v T) bool {
+	if seen == nil {
+		return slices.Contains(list, v)
 	}
+	if _, ok := seen[v]; ok {
+		return true
+	}
+	seen[v] = struct{}{}
 	return false
 }
 

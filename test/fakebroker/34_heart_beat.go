@@ -54,6 +54,10 @@ func (b *Broker) checkGroupLimits(cd *protocol.ConsumerData) error {
 	if b.groups[cd.GroupName] == nil && len(b.groups) >= maxGroups {
 		return errors.New("fakebroker: too many consumer groups on this broker")
 	}
+	if _, seen := b.lastHB[cd.GroupName]; !seen && len(b.lastHB) >= maxGroups {
+		// LastHeartbeat keeps a group after its members leave: bounded too.
+		return errors.New("fakebroker: too many consumer groups seen by this broker")
+	}
 	if len(cd.SubscriptionDataSet) > maxSubscriptions {
 		return errors.New("fakebroker: too many subscriptions in one consumer group")
 	}

@@ -40,6 +40,7 @@ func (b *Broker) hold(sc conn, req *remoting.Command, h *protocol.PullMessageReq
 	if len(b.held) >= maxHeld {
 		return false
 	}
+	req.Body = nil // a pull has none; a peer's must not be kept for the whole suspend
 	hp := &heldPull{sc: sc, req: req, h: *h, filter: f, cq: cq}
 	cq.held = append(cq.held, hp)
 	b.held[hp] = struct{}{}
