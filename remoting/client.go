@@ -33,7 +33,14 @@ type Client struct {
 	closed bool
 	conns  map[string]*clientConn
 	wg     sync.WaitGroup
+
+	handlerSlots chan struct{} // one per handler call running: at most maxHandlerCalls
 }
+
+// maxHandlerCalls bounds the handler calls a Client runs at once for requests its peers
+// send; beyond, a request is answered SYSTEM_BUSY (a oneway one is dropped), as Java's
+// remoting does when its executor is full.
+const maxHandlerCalls = 64
 
 // clientConn is one address's connection, or the dial that will make it.
 type clientConn struct {
@@ -54,7 +61,8 @@ func NewClient(opts ...ClientOption) (*Client, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Client{cfg: cfg, ctx: ctx, cancel: cancel, conns: make(map[string]*clientConn)}, nil
+	return &Client{cfg: cfg, ctx: ctx, cancel: cancel, conns: make(map[string]*clientConn),
+		handlerSlots: make(chan struct{}, maxHandlerCalls)}, nil
 }
 
 // Invoke sends req to addr and waits for the response, dialing first if needed. When ctx
@@ -359,8 +367,8 @@ func (cl *Client) enter() bool {
 	return true
 }
 
-// handleRequest runs the handler for a request from the peer in its own goroutine, or
-// answers REQUEST_CODE_NOT_SUPPORTED.
+// handleRequest runs the handler for a request from the peer in its own goroutine (at
+// most maxHandlerCalls at once), or answers REQUEST_CODE_NOT_SUPPORTED.
 func (cl *Client) handleRequest(c *conn, req *Command) {
 	h := cl.cfg.handlers[req.Code]
 	if h == nil {
@@ -369,11 +377,21 @@ func (cl *Client) handleRequest(c *conn, req *Command) {
 		}
 		return
 	}
+	select {
+	case cl.handlerSlots <- struct{}{}:
+	default:
+		if !req.IsOneway() {
+			c.respond(req, NewResponse(req, codeSystemBusy, "[OVERLOAD]system busy, start flow control for a while"))
+		}
+		return
+	}
 	if !cl.enter() {
+		<-cl.handlerSlots
 		return
 	}
 	go func() {
 		defer cl.wg.Done()
+		defer func() { <-cl.handlerSlots }()
 		resp := h(c.ctx, c.addr, req)
 		if resp != nil && !req.IsOneway() {
 			c.respond(req, resp)

@@ -66,6 +66,7 @@ type ServerHooks struct {
 // Response codes the transport itself answers with.
 const (
 	codeSystemError             int32 = 1
+	codeSystemBusy              int32 = 2
 	codeRequestCodeNotSupported int32 = 3
 )
 

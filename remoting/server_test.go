@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -371,4 +372,52 @@ func TestErrorMessages(t *testing.T) {
 	te := &timeoutError{after: time.Second}
 	require.ErrorIs(t, te, ErrTimeout)
 	require.ErrorIs(t, te, context.DeadlineExceeded)
+}
+
+// A peer cannot make the client run more than maxHandlerCalls handler calls at once:
+// beyond, its requests are answered SYSTEM_BUSY and nothing is started.
+func TestClientBoundsHandlerCalls(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	heldCh := make(chan held, 1)
+	s := startServer(t, WithServerHandler(codeHold, holdHandler(heldCh)))
+	defer s.Close()
+	release := make(chan struct{})
+	var running atomic.Int32
+	c := newClient(t, WithHandler(codeInfo, func(ctx context.Context, _ string, req *Command) *Command {
+		running.Add(1)
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return NewResponse(req, 0, "done")
+	}))
+	defer c.Close()
+	require.NoError(t, c.InvokeAsync(s.Addr(), NewRequest(codeHold, nil, nil), time.Minute, func(*Command, error) {}))
+	h := <-heldCh
+
+	answers := make(chan *Command, maxHandlerCalls)
+	for range maxHandlerCalls {
+		go func() {
+			resp, err := h.sc.Invoke(context.Background(), NewRequest(codeInfo, nil, nil))
+			if err == nil {
+				answers <- resp
+			} else {
+				answers <- nil
+			}
+		}()
+	}
+	require.Eventually(t, func() bool { return running.Load() == maxHandlerCalls }, 5*time.Second, time.Millisecond)
+	resp, err := h.sc.Invoke(context.Background(), NewRequest(codeInfo, nil, nil))
+	require.NoError(t, err)
+	require.Equal(t, codeSystemBusy, resp.Code)
+	require.Contains(t, resp.Remark, "system busy")
+	require.Equal(t, int32(maxHandlerCalls), running.Load(), "nothing started beyond the bound")
+
+	close(release)
+	for range maxHandlerCalls {
+		resp := <-answers
+		require.NotNil(t, resp)
+		require.Equal(t, "done", resp.Remark)
+	}
+	require.NoError(t, h.sc.Respond(NewResponse(h.req, 0, "")))
 }
