@@ -48,6 +48,9 @@ type ConcurrentlyContext struct {
 // ConcurrentlyListener consumes batches of messages in any order, from many goroutines
 // at once. A panic counts as ReconsumeLater.
 type ConcurrentlyListener interface {
+	// ConsumeConcurrently handles msgs (up to ConsumeMessageBatchMaxSize of one queue)
+	// and says which succeeded: all (ConsumeSuccess, with cc.AckIndex to keep only the
+	// first ones) or none (ReconsumeLater). ctx ends when the consumer shuts down.
 	ConsumeConcurrently(ctx context.Context, msgs []*message.Ext, cc *ConcurrentlyContext) ConcurrentlyStatus
 }
 
@@ -95,6 +98,9 @@ type OrderlyContext struct {
 // OrderlyListener consumes each queue's messages one batch at a time, in offset order.
 // A panic counts as SuspendCurrentQueueAMoment.
 type OrderlyListener interface {
+	// ConsumeOrderly handles msgs, the next messages of one queue in offset order, and
+	// returns OrderlySuccess or SuspendCurrentQueueAMoment (retry them after
+	// oc.SuspendCurrentQueueTimeMillis). ctx ends when the consumer shuts down.
 	ConsumeOrderly(ctx context.Context, msgs []*message.Ext, oc *OrderlyContext) OrderlyStatus
 }
 

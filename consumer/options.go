@@ -156,7 +156,9 @@ func (e HeaderEncoding) String() string {
 // Credentials are ACL credentials; requests are signed with HMAC-SHA1 as Java's
 // AclClientRPCHook does. SecurityToken is optional (STS).
 type Credentials struct {
-	AccessKey, SecretKey, SecurityToken string
+	AccessKey     string // the ACL access key
+	SecretKey     string // the key requests are signed with
+	SecurityToken string // optional: an STS token
 }
 
 func defaultCfg() cfg {

@@ -28,9 +28,15 @@ const (
 
 // Broker is what the service needs from the client instance.
 type Broker interface {
+	// FindBrokerAddr returns the address of broker brokerName's node brokerID (or,
+	// unless onlyThisBroker, another node of it), whether that is a slave, and whether
+	// one was found.
 	FindBrokerAddr(brokerName string, brokerID int64, onlyThisBroker bool) (addr string, slave, found bool)
+	// PullAsync sends a pull; callback gets its result or error, on another goroutine.
 	PullAsync(addr string, h *protocol.PullMessageRequest, timeout time.Duration, callback func(*client.PullResult, error)) error
+	// RequestRouteRefresh asks for the routes to be fetched again without waiting.
 	RequestRouteRefresh()
+	// HeartbeatSoon asks for a heartbeat to every broker without waiting.
 	HeartbeatSoon()
 }
 
@@ -38,11 +44,13 @@ type Broker interface {
 // msgs are the messages Put added to r.PQ (never a duplicate); dispatch is the
 // ProcessQueue's orderly "start a consume task" answer.
 type Dispatcher interface {
+	// Dispatch hands over what a pull of r cached.
 	Dispatch(r *Request, msgs []*message.Ext, dispatch bool)
 }
 
 // Subscriptions looks up the subscription of a topic.
 type Subscriptions interface {
+	// Subscription returns topic's subscription, if the consumer has one.
 	Subscription(topic string) (protocol.SubscriptionData, bool)
 }
 

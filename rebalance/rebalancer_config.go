@@ -25,12 +25,15 @@ const (
 
 // Broker is what the Rebalancer needs from the client instance.
 type Broker interface {
+	// ClientID returns this client's id, as the brokers list it.
 	ClientID() string
 	// Queues returns the readable queues of topic's latest route, sorted.
 	Queues(topic string) ([]message.Queue, bool)
 	// ConsumerIDs returns the group's client ids as a broker serving topic knows them.
 	ConsumerIDs(ctx context.Context, topic, group string) ([]string, error)
+	// MaxOffset returns the offset after q's last message.
 	MaxOffset(ctx context.Context, q message.Queue) (int64, error)
+	// SearchOffset returns the offset of q's first message stored at or after the time.
 	SearchOffset(ctx context.Context, q message.Queue, timestampMillis int64) (int64, error)
 	// HeartbeatSoon asks for a heartbeat without waiting.
 	HeartbeatSoon()
@@ -40,6 +43,7 @@ type Broker interface {
 
 // Puller receives the pull requests of new queues.
 type Puller interface {
+	// Submit queues r's first pull.
 	Submit(r *pull.Request)
 }
 

@@ -21,7 +21,9 @@ type Handler func(ctx context.Context, addr string, req *Command) *Command
 // before the response is handed to the caller; it is not called for oneway requests or for
 // calls that failed. Both must be quick and must not block.
 type RPCHook interface {
+	// BeforeRequest runs before req is encoded and sent to addr.
 	BeforeRequest(addr string, req *Command)
+	// AfterResponse runs when resp, the answer to req from addr, arrived.
 	AfterResponse(addr string, req, resp *Command)
 }
 

@@ -39,7 +39,9 @@ func (l Level) String() string {
 // wants; Log is only called for levels at or below it. keyvals alternate keys (strings)
 // and values. Implementations must be safe for concurrent use and should not block.
 type Logger interface {
+	// Level returns the most verbose level wanted.
 	Level() Level
+	// Log writes one line: msg and the key-value pairs.
 	Log(level Level, msg string, keyvals ...any)
 }
 
