@@ -40,5 +40,5 @@ func (i *Instance) invokeWithin(ctx context.Context, timeout time.Duration, addr
 
 // answerError reports an answer whose header or body does not decode.
 func answerError(addr string, resp *remoting.Command, err error) error {
-	return fmt.Errorf("client: bad answer from %s (opaque %d): %w", addr, resp.Opaque, err)
+	return fmt.Errorf("client: bad answer from %s (code %d, opaque %d): %w", addr, resp.Code, resp.Opaque, err)
 }

@@ -79,7 +79,7 @@ func pullResult(addr string, req, resp *remoting.Command) (*PullResult, error) {
 	}
 	var h protocol.PullMessageResponse
 	if err := h.Decode(resp.ExtFields); err != nil {
-		return nil, fmt.Errorf("client: pull answer from %s (opaque %d): %w", addr, req.Opaque, err)
+		return nil, fmt.Errorf("client: pull answer from %s (code %d, opaque %d): %w", addr, resp.Code, req.Opaque, err)
 	}
 	return &PullResult{
 		Status:               status,

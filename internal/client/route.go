@@ -68,7 +68,7 @@ func (i *Instance) UpdateTopicRoute(ctx context.Context, topic string) (bool, er
 	}
 	route := new(protocol.TopicRouteData)
 	if err := route.Decode(resp.Body); err != nil {
-		return false, fmt.Errorf("client: route of topic %s from name server %s: %w", topic, addr, err)
+		return false, fmt.Errorf("client: route of topic %s from name server %s (code %d, opaque %d): %w", topic, addr, resp.Code, resp.Opaque, err)
 	}
 	normalizeRoute(route)
 
