@@ -77,7 +77,7 @@ type PushConsumer struct {
 	paused      atomic.Bool
 	commitArmed atomic.Bool                    // a commit of moved offsets is scheduled
 	assigned    atomic.Pointer[map[string]int] // assigned queues per topic
-	listenerCtx context.Context                // given to listeners; cancelled when Shutdown gives up
+	listenerCtx context.Context                // given to listeners and broker calls of the consumer's own; cancelled by Shutdown once listeners are done or it gives up
 	cancelCalls context.CancelFunc
 }
 

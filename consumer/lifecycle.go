@@ -315,7 +315,8 @@ func (c *PushConsumer) assignmentChanged(topic string, _, mine []message.Queue) 
 
 // persistAll writes the changed offsets of the assigned queues (every persist interval).
 func (c *PushConsumer) persistAll() {
-	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.persistInterval)
+	// Shutdown ends it (and then persists every offset itself).
+	ctx, cancel := context.WithTimeout(c.listenerCtx, c.cfg.persistInterval)
 	defer cancel()
 	if err := c.offsets.PersistAll(ctx, c.rebalancer.Queues()); err != nil {
 		c.logf(logging.LevelWarn, "persisting offsets failed; they will be written at the next round", message.Queue{}, err)
@@ -337,7 +338,8 @@ func (c *PushConsumer) storeOffset(q message.Queue, off int64, increaseOnly bool
 // storeOffset.
 func (c *PushConsumer) commitChanged() {
 	c.commitArmed.Store(false) // changes from now on arm the next commit
-	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.apiTimeout)
+	// Shutdown ends it (and then persists every offset itself).
+	ctx, cancel := context.WithTimeout(c.listenerCtx, c.cfg.apiTimeout)
 	defer cancel()
 	if err := c.offsets.Flush(ctx); err != nil {
 		c.logf(logging.LevelDebug, "committing offsets failed; they are written at the next round", message.Queue{}, err)

@@ -192,7 +192,7 @@ func (s *orderlyService) retryLocally(msgs []*message.Ext) bool {
 	again := false
 	for _, m := range msgs {
 		if m.ReconsumeTimes >= limit {
-			if err := s.c.inst.SendToDeadLetter(context.Background(), s.c.group, m, limit); err == nil {
+			if err := s.c.inst.SendToDeadLetter(s.c.listenerCtx, s.c.group, m, limit); err == nil {
 				s.c.logMsg(logging.LevelWarn, "orderly message past MaxReconsumeTimes sent to the dead-letter queue", m.Queue(), m, nil)
 				continue
 			} else {
