@@ -122,8 +122,9 @@ func (h instanceHooks) RunningInfo() *protocol.ConsumerRunningInfo {
 	return info
 }
 
-// ConsumeMessageDirectly runs the listener on msg for an admin tool.
-func (h instanceHooks) ConsumeMessageDirectly(_ context.Context, msg *message.Ext, brokerName string) *protocol.ConsumeMessageDirectlyResult {
+// ConsumeMessageDirectly runs the listener on msg for an admin tool. The listener's
+// context ends with the request's (its connection closed) or at Shutdown.
+func (h instanceHooks) ConsumeMessageDirectly(ctx context.Context, msg *message.Ext, brokerName string) *protocol.ConsumeMessageDirectlyResult {
 	c := h.c
 	if c.state.Load() != stateRunning {
 		return &protocol.ConsumeMessageDirectlyResult{ConsumeResult: protocol.CRThrowException, Remark: "consumer not running"}
@@ -132,7 +133,10 @@ func (h instanceHooks) ConsumeMessageDirectly(_ context.Context, msg *message.Ex
 	if logging.Enabled(c.log, logging.LevelInfo) {
 		c.log.Log(logging.LevelInfo, "consuming a message directly for an admin tool", "group", c.group, "msgId", msg.MsgID())
 	}
-	return c.service.consumeDirectly(msg, brokerName)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(c.listenerCtx, cancel)()
+	return c.service.consumeDirectly(ctx, msg, brokerName)
 }
 
 // ConsumerStatus returns the in-memory offsets of topic's queues.

@@ -253,7 +253,7 @@ func (s *concurrentService) sendBackExpired(t task) {
 
 // consumeDirectly runs the listener on one message for an admin tool (Java's
 // consumeMessageDirectly): no retry, no offset change.
-func (s *concurrentService) consumeDirectly(msg *message.Ext, brokerName string) *protocol.ConsumeMessageDirectlyResult {
+func (s *concurrentService) consumeDirectly(ctx context.Context, msg *message.Ext, brokerName string) *protocol.ConsumeMessageDirectlyResult {
 	q := message.Queue{Topic: msg.Topic, BrokerName: brokerName, QueueID: msg.QueueID}
 	cc := ConcurrentlyContext{Queue: q, AckIndex: defaultAckIndex}
 	begin := time.Now()
@@ -267,7 +267,7 @@ func (s *concurrentService) consumeDirectly(msg *message.Ext, brokerName string)
 				s.c.logPanic(q, []*message.Ext{msg}, p, debug.Stack())
 			}
 		}()
-		switch s.listener.ConsumeConcurrently(s.c.listenerCtx, []*message.Ext{msg}, &cc) {
+		switch s.listener.ConsumeConcurrently(ctx, []*message.Ext{msg}, &cc) {
 		case ConsumeSuccess:
 			result.ConsumeResult = protocol.CRSuccess
 		default:

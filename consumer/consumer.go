@@ -35,7 +35,7 @@ type consumeService interface {
 	start()
 	stop(ctx context.Context) error
 	expire(r *pull.Request, now time.Time)
-	consumeDirectly(msg *message.Ext, brokerName string) *protocol.ConsumeMessageDirectlyResult
+	consumeDirectly(ctx context.Context, msg *message.Ext, brokerName string) *protocol.ConsumeMessageDirectlyResult
 	// The rebalancer's hooks (see rebalance.Config).
 	beforeAdd(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue) bool
 	cancelAdd(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue)

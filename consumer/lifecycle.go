@@ -180,12 +180,12 @@ func (c *PushConsumer) openOffsets() error {
 	if dir == "" {
 		var err error
 		if dir, err = offset.DefaultLocalDir(); err != nil {
-			return err
+			return fmt.Errorf("consumer: Start: no WithOffsetStoreDir, and the default directory: %w", err)
 		}
 	}
 	store, err := offset.NewLocalStore(dir, c.clientID, c.group)
 	if err != nil {
-		return err
+		return fmt.Errorf("consumer: Start: WithOffsetStoreDir(%q): %w", dir, err)
 	}
 	if err := store.Load(); err != nil {
 		return fmt.Errorf("consumer: Start: %w", err)

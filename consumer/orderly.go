@@ -247,7 +247,7 @@ func (s *orderlyService) relockLater(r *pull.Request, d time.Duration) {
 func (s *orderlyService) expire(*pull.Request, time.Time) {}
 
 // consumeDirectly runs the listener on one message for an admin tool.
-func (s *orderlyService) consumeDirectly(msg *message.Ext, brokerName string) *protocol.ConsumeMessageDirectlyResult {
+func (s *orderlyService) consumeDirectly(ctx context.Context, msg *message.Ext, brokerName string) *protocol.ConsumeMessageDirectlyResult {
 	q := message.Queue{Topic: msg.Topic, BrokerName: brokerName, QueueID: msg.QueueID}
 	oc := OrderlyContext{Queue: q, SuspendCurrentQueueTimeMillis: -1}
 	result := &protocol.ConsumeMessageDirectlyResult{Order: true, AutoCommit: true}
@@ -261,7 +261,7 @@ func (s *orderlyService) consumeDirectly(msg *message.Ext, brokerName string) *p
 				s.c.logPanic(q, []*message.Ext{msg}, p, debug.Stack())
 			}
 		}()
-		if s.listener.ConsumeOrderly(s.c.listenerCtx, []*message.Ext{msg}, &oc) == OrderlySuccess {
+		if s.listener.ConsumeOrderly(ctx, []*message.Ext{msg}, &oc) == OrderlySuccess {
 			result.ConsumeResult = protocol.CRSuccess
 		} else {
 			result.ConsumeResult = protocol.CRLater
