@@ -35,7 +35,11 @@ type Client struct {
 	wg     sync.WaitGroup
 
 	handlerSlots chan struct{} // one per handler call running: at most maxHandlerCalls
+	sweep        *time.Timer   // the next idle sweep; under mu
 }
+
+// errIdle closes a connection that carried nothing for the idle timeout.
+var errIdle = errors.New("idle for the idle timeout")
 
 // maxHandlerCalls bounds the handler calls a Client runs at once for requests its peers
 // send; beyond, a request is answered SYSTEM_BUSY (a oneway one is dropped), as Java's
@@ -61,8 +65,10 @@ func NewClient(opts ...ClientOption) (*Client, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Client{cfg: cfg, ctx: ctx, cancel: cancel, conns: make(map[string]*clientConn),
-		handlerSlots: make(chan struct{}, maxHandlerCalls)}, nil
+	cl := &Client{cfg: cfg, ctx: ctx, cancel: cancel, conns: make(map[string]*clientConn),
+		handlerSlots: make(chan struct{}, maxHandlerCalls)}
+	cl.armSweep()
+	return cl, nil
 }
 
 // Invoke sends req to addr and waits for the response, dialing first if needed. When ctx
@@ -208,6 +214,9 @@ func (cl *Client) Close() error {
 		return nil
 	}
 	cl.closed = true
+	if cl.sweep != nil {
+		cl.sweep.Stop()
+	}
 	var conns []*conn
 	for _, e := range cl.conns {
 		if e.c != nil {
@@ -221,6 +230,39 @@ func (cl *Client) Close() error {
 	}
 	cl.wg.Wait()
 	return nil
+}
+
+// armSweep schedules the next idle sweep, unless the Client is closed or keeps idle
+// connections.
+func (cl *Client) armSweep() {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if !cl.closed && cl.cfg.idleTimeout > 0 {
+		cl.sweep = time.AfterFunc(cl.cfg.idleTimeout, cl.sweepIdle)
+	}
+}
+
+// sweepIdle closes the connections that carried no frame since the previous sweep and
+// wait for no answer (Java closes a channel idle for 120 s): connections to brokers
+// that left the routes, or to a store host a send-back dialed, do not stay open for
+// ever. Long polls keep a consumer's broker connections busy.
+func (cl *Client) sweepIdle() {
+	if !cl.enter() {
+		return
+	}
+	defer cl.wg.Done()
+	var idle []*conn
+	cl.mu.Lock()
+	for _, e := range cl.conns {
+		if e.c != nil && e.c.idleSinceLastSweep() {
+			idle = append(idle, e.c)
+		}
+	}
+	cl.mu.Unlock()
+	for _, c := range idle {
+		c.close(errIdle)
+	}
+	cl.armSweep()
 }
 
 // prepare stamps req (opaque, flag, serialization), runs the BeforeRequest hooks and

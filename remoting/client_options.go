@@ -22,12 +22,16 @@ const (
 const (
 	DefaultDialTimeout  = 3 * time.Second
 	DefaultWriteTimeout = 10 * time.Second
+	// DefaultIdleTimeout is how long a connection may carry nothing before it is
+	// closed (Java's clientChannelMaxIdleTimeSeconds).
+	DefaultIdleTimeout = 120 * time.Second
 )
 
 type clientConfig struct {
 	dialTimeout  time.Duration
 	maxFrameSize int
 	writeTimeout time.Duration
+	idleTimeout  time.Duration
 	serialize    SerializeType
 	tls          *tls.Config
 	dial         func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -43,6 +47,7 @@ func defaultClientConfig() clientConfig {
 		dialTimeout:  DefaultDialTimeout,
 		maxFrameSize: DefaultMaxFrameSize,
 		writeTimeout: DefaultWriteTimeout,
+		idleTimeout:  DefaultIdleTimeout,
 		serialize:    SerializeJSON,
 		dial:         d.DialContext,
 		handlers:     make(map[int32]Handler),
@@ -61,6 +66,9 @@ func (cfg *clientConfig) validate() error {
 	}
 	if cfg.writeTimeout <= 0 {
 		return fmt.Errorf("remoting: WithWriteTimeout(%v): must be positive", cfg.writeTimeout)
+	}
+	if cfg.idleTimeout < 0 {
+		return fmt.Errorf("remoting: WithIdleTimeout(%v): must not be negative", cfg.idleTimeout)
 	}
 	if cfg.serialize != SerializeJSON && cfg.serialize != SerializeRocketMQ {
 		return fmt.Errorf("remoting: WithSerialization(%d): must be SerializeJSON or SerializeRocketMQ", byte(cfg.serialize))
@@ -96,6 +104,13 @@ func WithWriteTimeout(d time.Duration) ClientOption {
 // WithSerialization sets the header serialization of the requests the Client sends:
 // SerializeJSON (the default, what every broker accepts) or SerializeRocketMQ (binary;
 // request codes must then fit in int16). Responses are decoded in whichever
+// WithIdleTimeout closes a connection that carried no frame for between d and 2d and
+// waits for no answer; the next call to its address dials again. Default
+// DefaultIdleTimeout; 0 keeps connections until they fail.
+func WithIdleTimeout(d time.Duration) ClientOption {
+	return func(c *clientConfig) { c.idleTimeout = d }
+}
+
 // serialization they arrive.
 func WithSerialization(s SerializeType) ClientOption {
 	return func(c *clientConfig) { c.serialize = s }

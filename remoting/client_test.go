@@ -468,3 +468,41 @@ func TestInvokeAsyncArgumentErrors(t *testing.T) {
 	require.ErrorContains(t, c.InvokeAsync("x:1", NewRequest(1, nil, nil), time.Second, nil), "nil callback")
 	require.ErrorContains(t, c.InvokeAsync("x:1", NewRequest(1, nil, nil), 0, func(*Command, error) {}), "timeout 0s must be positive")
 }
+
+// A connection that carries nothing for the idle timeout is closed, and the next call
+// dials again; one with a call waiting for its answer is kept, however long it waits.
+func TestIdleConnectionsAreClosed(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	heldCh := make(chan held, 1)
+	s := startServer(t, WithServerHandler(codeHold, holdHandler(heldCh)))
+	defer s.Close()
+	closed := make(chan error, 4)
+	c := newClient(t, WithIdleTimeout(50*time.Millisecond), WithConnHooks(ConnHooks{OnConnClosed: func(_ string, err error) { closed <- err }}))
+	defer c.Close()
+
+	_, err := c.Invoke(context.Background(), s.Addr(), NewRequest(codeEcho, nil, nil))
+	require.NoError(t, err)
+	select {
+	case err := <-closed:
+		require.ErrorIs(t, err, errIdle)
+	case <-time.After(5 * time.Second):
+		t.Fatal("an idle connection stayed open")
+	}
+
+	// Dialed again; a held call keeps it open through several sweeps.
+	done := make(chan error, 1)
+	require.NoError(t, c.InvokeAsync(s.Addr(), NewRequest(codeHold, nil, nil), time.Minute, func(_ *Command, err error) { done <- err }))
+	h := <-heldCh
+	time.Sleep(300 * time.Millisecond) // six idle timeouts
+	require.Empty(t, closed, "a connection waiting for an answer is not idle")
+	require.NoError(t, h.sc.Respond(NewResponse(h.req, 0, "")))
+	require.NoError(t, <-done)
+}
+
+func TestIdleTimeoutOption(t *testing.T) {
+	_, err := NewClient(WithIdleTimeout(-time.Second))
+	require.ErrorContains(t, err, "WithIdleTimeout(-1s)")
+	c, err := NewClient(WithIdleTimeout(0)) // connections kept until they fail
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+}

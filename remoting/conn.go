@@ -52,6 +52,8 @@ type conn struct {
 	ctx      context.Context // cancelled when the conn closes
 	cancel   context.CancelFunc
 	isClosed atomic.Bool
+	activity atomic.Uint64 // frames sent and received
+	swept    uint64        // activity at the owner's last idle sweep (only the sweep uses it)
 
 	mu      sync.Mutex
 	closed  bool
@@ -93,6 +95,7 @@ func (c *conn) send(frame []byte, cl *call) error {
 	if len(frame) > c.settings.maxFrame {
 		return fmt.Errorf("frame of %d bytes exceeds the maximum frame size %d", len(frame), c.settings.maxFrame)
 	}
+	c.activity.Add(1)
 	c.mu.Lock()
 	if c.closed {
 		err := &ConnError{Addr: c.addr, Err: c.err}
@@ -217,6 +220,7 @@ func (c *conn) readLoop(wg *sync.WaitGroup) {
 			c.close(err)
 			return
 		}
+		c.activity.Add(1)
 		if cmd.IsResponse() {
 			c.mu.Lock()
 			cl := c.pending[cmd.Opaque]
@@ -283,4 +287,16 @@ func (c *conn) writeLoop(wg *sync.WaitGroup) {
 			return
 		}
 	}
+}
+
+// idleSinceLastSweep reports whether c carried no frame since the previous call and
+// waits for no answer. Only the owner's idle sweep calls it, one call at a time.
+func (c *conn) idleSinceLastSweep() bool {
+	n := c.activity.Load()
+	c.mu.Lock()
+	waiting := len(c.pending) > 0
+	c.mu.Unlock()
+	idle := n == c.swept && !waiting
+	c.swept = n
+	return idle
 }
