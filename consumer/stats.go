@@ -25,15 +25,15 @@ type TopicStats struct {
 	ConsumeOKTPS     float64       // messages consumed per second
 	ConsumeFailedTPS float64       // messages failed per second
 
-	PulledMsgs        int64 // totals since Start
-	ConsumedMsgs      int64
-	ConsumeFailedMsgs int64
+	PulledMsgs        int64 // messages pulled since Start
+	ConsumedMsgs      int64 // messages consumed successfully since Start
+	ConsumeFailedMsgs int64 // messages whose listener call failed, since Start
 }
 
 // QueueStats is one assigned queue's state.
 type QueueStats struct {
 	CachedMsgs      int64 // pulled and not yet consumed
-	CachedBytes     int64
+	CachedBytes     int64 // their body bytes
 	CommittedOffset int64 // the offset the consumer will commit (-1 if none yet)
 	BrokerMaxOffset int64 // the broker's max offset at the last pull (-1 if unknown)
 	Lag             int64 // BrokerMaxOffset - CommittedOffset, when both are known

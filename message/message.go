@@ -37,10 +37,10 @@ const KeySeparator = " "
 // Message is a message as a producer builds it: a topic, a body, a flag the broker
 // stores but never reads, and properties.
 type Message struct {
-	Topic      string
-	Flag       int32
-	Body       []byte
-	Properties Properties
+	Topic      string     // the topic it is sent to (for a retry, the original topic)
+	Flag       int32      // the application's flag; stored, never read by the broker
+	Body       []byte     // the payload, decompressed
+	Properties Properties // tags, keys, UNIQ_KEY and the application's properties
 }
 
 // Tags returns the TAGS property ("" when the message has none).
@@ -73,18 +73,18 @@ type Ext struct {
 	// the consumer sets it.
 	BrokerName string
 
-	QueueID                   int32
-	StoreSize                 int32
-	QueueOffset               int64
-	SysFlag                   int32
-	BornTimestamp             int64 // ms since the Unix epoch
-	BornHost                  netip.AddrPort
-	StoreTimestamp            int64 // ms since the Unix epoch
-	StoreHost                 netip.AddrPort
-	CommitLogOffset           int64
-	BodyCRC                   int32
-	ReconsumeTimes            int32
-	PreparedTransactionOffset int64
+	QueueID                   int32          // the queue of Topic on BrokerName
+	StoreSize                 int32          // the stored record's length in bytes
+	QueueOffset               int64          // the message's position in its queue
+	SysFlag                   int32          // compression, batch and transaction bits
+	BornTimestamp             int64          // ms since the Unix epoch, when the producer made it
+	BornHost                  netip.AddrPort // the producer's address
+	StoreTimestamp            int64          // ms since the Unix epoch, when the broker stored it
+	StoreHost                 netip.AddrPort // the broker that stored it
+	CommitLogOffset           int64          // its position in the broker's commit log
+	BodyCRC                   int32          // CRC32 of the stored body
+	ReconsumeTimes            int32          // deliveries before this one that failed
+	PreparedTransactionOffset int64          // of a transactional message's half message
 }
 
 // MsgID returns the id users see: the producer's UNIQ_KEY when the message has one,

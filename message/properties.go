@@ -10,7 +10,8 @@ const (
 
 // Property is one name/value pair.
 type Property struct {
-	Name, Value string
+	Name  string // the property's name, e.g. TAGS
+	Value string // its value
 }
 
 // Properties holds a message's properties. A decoded message keeps them in their wire

@@ -8,9 +8,9 @@ import (
 // Queue identifies one message queue: queue QueueID of Topic on broker BrokerName.
 // It is comparable and can be used as a map key.
 type Queue struct {
-	Topic      string
-	BrokerName string
-	QueueID    int32
+	Topic      string // the topic
+	BrokerName string // the broker holding the queue, e.g. "broker-a"
+	QueueID    int32  // the queue's number on that broker
 }
 
 // String returns "topic@broker:queueId", the form used in rmqpush's errors and logs.

@@ -12,26 +12,26 @@ type Info struct {
 	// The cache (messages not taken by an orderly listener): first and last offset
 	// (0 when empty) and count. CachedMsgSizeInMiB counts the taken messages too, as
 	// Java's does.
-	CachedMsgMinOffset int64
-	CachedMsgMaxOffset int64
-	CachedMsgCount     int32
-	CachedMsgSizeInMiB int32
+	CachedMsgMinOffset int64 // first cached offset
+	CachedMsgMaxOffset int64 // last cached offset
+	CachedMsgCount     int32 // cached messages
+	CachedMsgSizeInMiB int32 // their body size
 
 	// The messages taken by an orderly listener and not yet committed (Java fills the
 	// "transaction" fields from consumingMsgOrderlyTreeMap): first and last offset
 	// (0 when none) and count.
-	TransactionMsgMinOffset int64
-	TransactionMsgMaxOffset int64
-	TransactionMsgCount     int32
+	TransactionMsgMinOffset int64 // first taken offset
+	TransactionMsgMaxOffset int64 // last taken offset
+	TransactionMsgCount     int32 // taken messages
 
-	Locked            bool
-	TryUnlockTimes    int64
-	LastLockTimestamp int64
+	Locked            bool  // orderly: the broker lock is held
+	TryUnlockTimes    int64 // orderly: unlock attempts deferred by a running task
+	LastLockTimestamp int64 // orderly: ms since the epoch of the last lock or renewal
 
 	// Dropped is written "droped" by Java 4.9's fastjson and "dropped" by 5.x.
 	Dropped              bool
-	LastPullTimestamp    int64
-	LastConsumeTimestamp int64
+	LastPullTimestamp    int64 // ms since the epoch of the last pull
+	LastConsumeTimestamp int64 // ms since the epoch of the last listener call
 }
 
 // Snapshot returns the queue's state as Java's fillProcessQueueInfo reports it.

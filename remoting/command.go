@@ -129,7 +129,8 @@ const Version int32 = 409
 
 // Field is one extFields entry. All values are strings on the wire.
 type Field struct {
-	Key, Value string
+	Key   string // the header field's name
+	Value string // its value, as text
 }
 
 // Fields holds a command's extFields in wire order. A command has a handful of fields,
@@ -189,14 +190,14 @@ func (f *Fields) Delete(key string) {
 // (see internal/protocol). Body is the frame's payload, which for a decoded frame slices
 // into the buffer it was read into.
 type Command struct {
-	Code      int32
-	Language  LanguageCode
-	Version   int32
-	Opaque    int32
-	Flag      int32
-	Remark    string
-	ExtFields Fields
-	Body      []byte
+	Code      int32        // request code, or response code
+	Language  LanguageCode // the sender's language (GO for ours)
+	Version   int32        // the sender's protocol version (409 for ours)
+	Opaque    int32        // pairs a response with its request
+	Flag      int32        // FlagResponse and FlagOneway bits
+	Remark    string       // a response's error text
+	ExtFields Fields       // the typed header, as name/value pairs
+	Body      []byte       // the payload
 
 	// Serialize is the header serialization the command arrived in, or the one to
 	// encode it in. Client and Server set it for the commands they send.

@@ -23,7 +23,7 @@ type CallError struct {
 	Addr   string // the peer address
 	Code   int32  // the request code
 	Opaque int32  // the request's opaque; 0 if it was never assigned
-	Err    error
+	Err    error  // the cause
 }
 
 // Error names the address, the request code and opaque, and the cause.

@@ -15,43 +15,43 @@ import (
 
 // Produced says where Produce stored a message.
 type Produced struct {
-	Queue           message.Queue
-	QueueOffset     int64
-	CommitLogOffset int64
-	MsgID           string // the UNIQ_KEY
-	OffsetMsgID     string
+	Queue           message.Queue // the queue it was stored in
+	QueueOffset     int64         // its offset in that queue
+	CommitLogOffset int64         // its offset in the broker's commit log
+	MsgID           string        // the UNIQ_KEY
+	OffsetMsgID     string        // store host and commit-log offset, as Java encodes them
 }
 
 // ConsumerInfo is what a client's last heartbeat said about one of its consumer groups.
 type ConsumerInfo struct {
-	ClientID         string
-	Addr             string // the client's address as the broker sees it
-	Language         string
-	Version          int32
-	ConsumeType      string
-	MessageModel     string
-	ConsumeFromWhere string
-	UnitMode         bool
-	Subscriptions    []Subscription
+	ClientID         string         // the client's id, ip@instance
+	Addr             string         // the client's address as the broker sees it
+	Language         string         // the heartbeat frame's language, e.g. GO or JAVA
+	Version          int32          // the heartbeat frame's protocol version
+	ConsumeType      string         // CONSUME_PASSIVELY (push) or CONSUME_ACTIVELY
+	MessageModel     string         // CLUSTERING or BROADCASTING
+	ConsumeFromWhere string         // e.g. CONSUME_FROM_LAST_OFFSET
+	UnitMode         bool           // Java's unit mode flag
+	Subscriptions    []Subscription // the group's subscriptions
 }
 
 // Subscription is one topic subscription of a consumer group.
 type Subscription struct {
-	Topic           string
-	Expression      string // "*", "a || b", or SQL92 text (Java's subString)
-	ExpressionType  string
-	Tags            []string
-	Codes           []int32
-	SubVersion      int64
-	ClassFilterMode bool
+	Topic           string   // the subscribed topic
+	Expression      string   // "*", "a || b", or SQL92 text (Java's subString)
+	ExpressionType  string   // TAG or SQL92
+	Tags            []string // the expression's tags
+	Codes           []int32  // their Java hash codes, which the broker filters by
+	SubVersion      int64    // the subscription's version (ms); the highest wins
+	ClassFilterMode bool     // Java's class filter mode flag
 }
 
 // TopicInfo is a topic's configuration on one broker.
 type TopicInfo struct {
-	Name        string
-	ReadQueues  int
-	WriteQueues int
-	Perm        int32 // PermRead, PermWrite and PermInherit bits
+	Name        string // the topic
+	ReadQueues  int    // queues consumers read
+	WriteQueues int    // queues producers write
+	Perm        int32  // PermRead, PermWrite and PermInherit bits
 }
 
 func toSubscription(sd *protocol.SubscriptionData) Subscription {
