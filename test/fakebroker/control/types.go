@@ -9,20 +9,20 @@ import (
 
 // BrokerInfo is one broker in GET /brokers.
 type BrokerInfo struct {
-	Name    string `json:"name"`
-	Addr    string `json:"addr"`
-	Running bool   `json:"running"`
+	Name    string `json:"name"`    // e.g. broker-a
+	Addr    string `json:"addr"`    // host:port, the same across restarts
+	Running bool   `json:"running"` // false while stopped or killed
 }
 
 // FaultSpec is fakebroker.Fault in JSON, durations as Go duration strings ("5s").
 type FaultSpec struct {
-	Code   int32  `json:"code"`
-	Drop   bool   `json:"drop,omitempty"`
-	Fail   int32  `json:"fail,omitempty"`
-	Remark string `json:"remark,omitempty"`
-	Delay  string `json:"delay,omitempty"`
-	Times  int    `json:"times,omitempty"`
-	For    string `json:"for,omitempty"`
+	Code   int32  `json:"code"`             // the request code it applies to
+	Drop   bool   `json:"drop,omitempty"`   // swallow the request
+	Fail   int32  `json:"fail,omitempty"`   // answer with this response code
+	Remark string `json:"remark,omitempty"` // the remark of a Fail answer
+	Delay  string `json:"delay,omitempty"`  // handle (or fail) it this much later, e.g. "50ms"
+	Times  int    `json:"times,omitempty"`  // at most this many requests; 0: no limit
+	For    string `json:"for,omitempty"`    // at most this long, e.g. "5s"; "": no limit
 }
 
 // Fault returns the fakebroker.Fault s describes.
@@ -48,34 +48,34 @@ func (s FaultSpec) Fault() (fakebroker.Fault, error) {
 // ProduceRequest is the body of POST /produce: one message per body, round robin over
 // the topic's queues (Cluster.Produce), with optional tags.
 type ProduceRequest struct {
-	Topic  string   `json:"topic"`
-	Bodies []string `json:"bodies"`
-	Tags   string   `json:"tags,omitempty"`
+	Topic  string   `json:"topic"`          // the topic, created if needed
+	Bodies []string `json:"bodies"`         // one message per body
+	Tags   string   `json:"tags,omitempty"` // the TAGS of every message
 }
 
 // produceResult is the answer to POST /produce.
 type produceResult struct {
-	Count int `json:"count"`
+	Count int `json:"count"` // messages stored
 }
 
 // QueueOffsets is one queue in GET /offsets. Committed is -1 when the group has no
 // offset for the queue.
 type QueueOffsets struct {
-	Broker    string `json:"broker"`
-	QueueID   int32  `json:"queueId"`
-	Min       int64  `json:"min"`
-	Max       int64  `json:"max"`
-	Committed int64  `json:"committed"`
+	Broker    string `json:"broker"`    // the broker's name
+	QueueID   int32  `json:"queueId"`   // the queue on it
+	Min       int64  `json:"min"`       // the queue's min offset
+	Max       int64  `json:"max"`       // the queue's max offset
+	Committed int64  `json:"committed"` // the group's committed offset, or -1
 }
 
 // StoredMessage is one message in GET /messages.
 type StoredMessage struct {
-	Broker         string            `json:"broker"`
-	QueueID        int32             `json:"queueId"`
-	QueueOffset    int64             `json:"queueOffset"`
-	Body           string            `json:"body"`
-	ReconsumeTimes int32             `json:"reconsumeTimes"`
-	BornTimestamp  int64             `json:"bornTimestamp"`
-	StoreTimestamp int64             `json:"storeTimestamp"`
-	Properties     map[string]string `json:"properties"`
+	Broker         string            `json:"broker"`         // the broker storing it
+	QueueID        int32             `json:"queueId"`        // its queue
+	QueueOffset    int64             `json:"queueOffset"`    // its offset in the queue
+	Body           string            `json:"body"`           // the body, as text
+	ReconsumeTimes int32             `json:"reconsumeTimes"` // failed deliveries before it was stored here
+	BornTimestamp  int64             `json:"bornTimestamp"`  // ms since the epoch, made by the producer
+	StoreTimestamp int64             `json:"storeTimestamp"` // ms since the epoch, stored
+	Properties     map[string]string `json:"properties"`     // every property
 }
