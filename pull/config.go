@@ -57,20 +57,20 @@ type Subscriptions interface {
 // Limits are the flow-control thresholds. Count and SizeMiB apply per queue; MaxSpan
 // applies to concurrent consumption only (0 turns it off).
 type Limits struct {
-	Count   int64
-	SizeMiB int64
-	MaxSpan int64
+	Count   int64 // cached messages (PullThresholdForQueue)
+	SizeMiB int64 // cached body MiB (PullThresholdSizeForQueue)
+	MaxSpan int64 // offset span of the cache (ConsumeConcurrentlyMaxSpan)
 }
 
 // Config configures a Service.
 type Config struct {
-	Group      string
-	Broker     Broker
-	Dispatcher Dispatcher
-	Subs       Subscriptions
-	Offsets    offset.Store
-	Decoder    *message.Decoder
-	Logger     logging.Logger
+	Group      string           // the consumer group
+	Broker     Broker           // the client instance
+	Dispatcher Dispatcher       // the consume service
+	Subs       Subscriptions    // the consumer's subscriptions
+	Offsets    offset.Store     // where the commit offset of a pull comes from
+	Decoder    *message.Decoder // decodes pulled bodies
+	Logger     logging.Logger   // required; logging.Nop() for none
 
 	// Limits returns the flow-control limits of a queue; the consumer derives them from
 	// the per-queue and per-topic options.
@@ -85,7 +85,8 @@ type Config struct {
 	PostSubscription bool
 	// Orderly marks an orderly consumer: no span check, and in clustering a queue is only
 	// pulled while its broker lock is held.
-	Orderly    bool
+	Orderly bool
+	// Clustering sends the commit offset with pulls (broadcasting keeps offsets locally).
 	Clustering bool
 
 	// Paused reports whether the consumer is suspended.

@@ -9,8 +9,8 @@ import (
 // between the service's queue, the broker and the delay heap, and only its current
 // holder touches NextOffset. Create one with NewRequest when the queue is assigned.
 type Request struct {
-	Queue message.Queue
-	PQ    *processqueue.ProcessQueue
+	Queue message.Queue              // the queue pulled
+	PQ    *processqueue.ProcessQueue // its cache
 	// NextOffset is the queue offset the next pull starts at.
 	NextOffset int64
 

@@ -49,22 +49,22 @@ type Puller interface {
 
 // Config configures a Rebalancer.
 type Config struct {
-	Group      string
-	Clustering bool
-	Strategy   AllocateStrategy
-	Broker     Broker
-	Offsets    offset.Store
-	Puller     Puller
-	Logger     logging.Logger
+	Group      string           // the consumer group
+	Clustering bool             // divide queues among members; broadcasting takes them all
+	Strategy   AllocateStrategy // how queues are divided
+	Broker     Broker           // the client instance
+	Offsets    offset.Store     // persisted on release, read for a new queue's start
+	Puller     Puller           // gets the pull requests of new queues
+	Logger     logging.Logger   // required; logging.Nop() for none
 
 	// TakeoverGrace delays the start of a queue gained while the group has other
 	// members, so that the member releasing it can persist its last offset first. Zero
 	// starts gained queues at once, as Java does.
 	TakeoverGrace time.Duration
 
-	StartFrom      StartFrom
-	StartTimestamp time.Time // for StartFromTimestamp
-	Interval       time.Duration
+	StartFrom      StartFrom     // where a queue with no stored offset starts
+	StartTimestamp time.Time     // for StartFromTimestamp
+	Interval       time.Duration // between rebalances besides Trigger (20 s)
 
 	// Topics returns the subscribed topics, the retry topic included.
 	Topics func() []string
