@@ -70,7 +70,7 @@ type Config struct {
 	Subs       Subscriptions    // the consumer's subscriptions
 	Offsets    offset.Store     // where the commit offset of a pull comes from
 	Decoder    *message.Decoder // decodes pulled bodies
-	Logger     logging.Logger   // required; logging.Nop() for none
+	Logger     logging.Logger   // nil: no logging
 
 	// Limits returns the flow-control limits of a queue; the consumer derives them from
 	// the per-queue and per-topic options.

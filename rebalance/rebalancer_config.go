@@ -55,7 +55,7 @@ type Config struct {
 	Broker     Broker           // the client instance
 	Offsets    offset.Store     // persisted on release, read for a new queue's start
 	Puller     Puller           // gets the pull requests of new queues
-	Logger     logging.Logger   // required; logging.Nop() for none
+	Logger     logging.Logger   // nil: no logging
 
 	// TakeoverGrace delays the start of a queue gained while the group has other
 	// members, so that the member releasing it can persist its last offset first. Zero
