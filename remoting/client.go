@@ -16,8 +16,9 @@ import (
 // to an address share one dial. Opaques come from a counter of this Client.
 //
 // Goroutines, all owned by the Client and ended by Close: per connection a read loop and
-// a write loop; one per dial in progress; one per inbound request handled; and the
-// timers of asynchronous calls while their callbacks run.
+// a write loop; one per dial in progress; one per inbound request handled (at most
+// maxHandlerCalls); the timers of asynchronous calls while their callbacks run; and the
+// idle sweep's timer while it runs (WithIdleTimeout).
 //
 // Invoke, InvokeAsync and InvokeOneway set req.Opaque, req.Flag and req.Serialize and
 // run the RPC hooks on req, so a request must not be shared between concurrent calls.
@@ -40,6 +41,13 @@ type Client struct {
 
 // errIdle closes a connection that carried nothing for the idle timeout.
 var errIdle = errors.New("idle for the idle timeout")
+
+// idleClosed reports whether err is a send on a connection the idle sweep closed
+// between the caller finding it and sending: the call goes on a new connection.
+func idleClosed(err error) bool {
+	var ce *ConnError
+	return errors.As(err, &ce) && ce.Err == errIdle
+}
 
 // maxHandlerCalls bounds the handler calls a Client runs at once for requests its peers
 // send; beyond, a request is answered SYSTEM_BUSY (a oneway one is dropped), as Java's
@@ -91,7 +99,14 @@ func (cl *Client) Invoke(ctx context.Context, addr string, req *Command) (*Comma
 		return nil, call.wrap(err)
 	}
 	call.ch = make(chan callResult, 1)
-	if err := c.send(frame, call); err != nil {
+	err = c.send(frame, call)
+	if idleClosed(err) {
+		cl.connClosing(c) // it may not have left the table yet
+		if c, err = cl.getConn(ctx, addr); err == nil {
+			err = c.send(frame, call)
+		}
+	}
+	if err != nil {
 		cl.pool.put(frame)
 		return nil, call.wrap(err)
 	}
@@ -132,7 +147,12 @@ func (cl *Client) InvokeAsync(addr string, req *Command, timeout time.Duration, 
 	}
 	call := newCall(addr, req, cl.cfg.rpcHooks)
 	call.cb = callback
+	return cl.sendAsync(addr, frame, call, timeout, true)
+}
 
+// sendAsync is InvokeAsync once the frame and call are made. A send that finds the
+// connection just closed by the idle sweep goes on a new one (retry).
+func (cl *Client) sendAsync(addr string, frame []byte, call *call, timeout time.Duration, retry bool) error {
 	cl.mu.Lock()
 	if cl.closed {
 		cl.mu.Unlock()
@@ -142,7 +162,12 @@ func (cl *Client) InvokeAsync(addr string, req *Command, timeout time.Duration, 
 	e := cl.entry(addr)
 	if c := e.c; c != nil {
 		cl.mu.Unlock()
-		if err := c.send(frame, call); err != nil {
+		err := c.send(frame, call)
+		if retry && idleClosed(err) {
+			cl.connClosing(c) // it may not have left the table yet
+			return cl.sendAsync(addr, frame, call, timeout, false)
+		}
+		if err != nil {
 			cl.pool.put(frame)
 			return call.wrap(err)
 		}
@@ -181,6 +206,12 @@ func (cl *Client) InvokeOneway(ctx context.Context, addr string, req *Command) e
 	c, err := cl.getConn(ctx, addr)
 	if err == nil {
 		err = c.send(frame, nil)
+	}
+	if idleClosed(err) {
+		cl.connClosing(c) // it may not have left the table yet
+		if c, err = cl.getConn(ctx, addr); err == nil {
+			err = c.send(frame, nil)
+		}
 	}
 	if err != nil {
 		cl.pool.put(frame)
@@ -251,16 +282,16 @@ func (cl *Client) sweepIdle() {
 		return
 	}
 	defer cl.wg.Done()
-	var idle []*conn
+	var conns []*conn
 	cl.mu.Lock()
 	for _, e := range cl.conns {
-		if e.c != nil && e.c.idleSinceLastSweep() {
-			idle = append(idle, e.c)
+		if e.c != nil {
+			conns = append(conns, e.c)
 		}
 	}
 	cl.mu.Unlock()
-	for _, c := range idle {
-		c.close(errIdle)
+	for _, c := range conns {
+		c.closeIfIdle()
 	}
 	cl.armSweep()
 }
@@ -431,9 +462,11 @@ func (cl *Client) handleRequest(c *conn, req *Command) {
 		<-cl.handlerSlots
 		return
 	}
+	c.handlers.Add(1) // busy: the idle sweep leaves it open
 	go func() {
 		defer cl.wg.Done()
 		defer func() { <-cl.handlerSlots }()
+		defer c.handlers.Add(-1)
 		resp := h(c.ctx, c.addr, req)
 		if resp != nil && !req.IsOneway() {
 			c.respond(req, resp)

@@ -101,16 +101,16 @@ func WithWriteTimeout(d time.Duration) ClientOption {
 	return func(c *clientConfig) { c.writeTimeout = d }
 }
 
-// WithSerialization sets the header serialization of the requests the Client sends:
-// SerializeJSON (the default, what every broker accepts) or SerializeRocketMQ (binary;
-// request codes must then fit in int16). Responses are decoded in whichever
 // WithIdleTimeout closes a connection that carried no frame for between d and 2d and
-// waits for no answer; the next call to its address dials again. Default
-// DefaultIdleTimeout; 0 keeps connections until they fail.
+// waits for no answer and runs no handler; the next call to its address dials again.
+// Default DefaultIdleTimeout; 0 keeps connections until they fail.
 func WithIdleTimeout(d time.Duration) ClientOption {
 	return func(c *clientConfig) { c.idleTimeout = d }
 }
 
+// WithSerialization sets the header serialization of the requests the Client sends:
+// SerializeJSON (the default, what every broker accepts) or SerializeRocketMQ (binary;
+// request codes must then fit in int16). Responses are decoded in whichever
 // serialization they arrive.
 func WithSerialization(s SerializeType) ClientOption {
 	return func(c *clientConfig) { c.serialize = s }

@@ -53,7 +53,8 @@ type conn struct {
 	cancel   context.CancelFunc
 	isClosed atomic.Bool
 	activity atomic.Uint64 // frames sent and received
-	swept    uint64        // activity at the owner's last idle sweep (only the sweep uses it)
+	handlers atomic.Int32  // handler calls running for the peer's requests
+	swept    uint64        // activity at the owner's last idle sweep; under mu
 
 	mu      sync.Mutex
 	closed  bool
@@ -76,6 +77,7 @@ func newConn(parent context.Context, nc net.Conn, addr string, settings connSett
 		ctx:      ctx,
 		cancel:   cancel,
 		pending:  make(map[int32]*call),
+		swept:    ^uint64(0), // never equal to activity before the first sweep saw it
 		wake:     make(chan struct{}, 1),
 		done:     make(chan struct{}),
 	}
@@ -166,9 +168,12 @@ func (c *conn) respond(req, resp *Command) {
 // close closes the conn once: it stops both loops, closes the socket, tells the owner,
 // fails every pending call with a *ConnError naming the address and cause, and tells the
 // owner again. It runs on whichever goroutine saw the failure first.
-func (c *conn) close(cause error) {
+func (c *conn) close(cause error) { c.closeWhen(cause, nil) }
+
+// closeWhen is close if cond, called under mu, holds (or is nil).
+func (c *conn) closeWhen(cause error, cond func() bool) {
 	c.mu.Lock()
-	if c.closed {
+	if c.closed || (cond != nil && !cond()) {
 		c.mu.Unlock()
 		return
 	}
@@ -289,14 +294,16 @@ func (c *conn) writeLoop(wg *sync.WaitGroup) {
 	}
 }
 
-// idleSinceLastSweep reports whether c carried no frame since the previous call and
-// waits for no answer. Only the owner's idle sweep calls it, one call at a time.
-func (c *conn) idleSinceLastSweep() bool {
-	n := c.activity.Load()
-	c.mu.Lock()
-	waiting := len(c.pending) > 0
-	c.mu.Unlock()
-	idle := n == c.swept && !waiting
-	c.swept = n
-	return idle
+// closeIfIdle closes c if it carried no frame since the previous call, waits for no
+// answer and runs no handler. The check and the close are one critical section, and
+// send counts its frame before taking mu: a frame being sent keeps c open, and a send
+// that comes later finds c closed and fails with a *ConnError. Only the owner's idle
+// sweep calls it, one call at a time.
+func (c *conn) closeIfIdle() {
+	c.closeWhen(errIdle, func() bool {
+		n := c.activity.Load()
+		idle := n == c.swept && len(c.pending) == 0 && c.handlers.Load() == 0
+		c.swept = n
+		return idle
+	})
 }

@@ -28,8 +28,9 @@ type RPCHook interface {
 }
 
 // ConnHooks are told about a Client's connections. Either function may be nil. They run on
-// the goroutine that saw the event (a read loop, a write loop, or the caller of CloseConn
-// or Close), so they must be quick and must not block or call Close.
+// the goroutine that saw the event (a read loop, a write loop, the idle sweep's timer, or
+// the caller of CloseConn or Close), so they must be quick and must not block or call
+// Close.
 type ConnHooks struct {
 	// OnConnClosed is called once per connection after it closed and its pending calls
 	// failed; err is why it closed (ErrClosed when the Client or CloseConn closed it).
