@@ -64,7 +64,8 @@ type PushConsumer struct {
 	rebalancer *rebalance.Rebalancer
 	service    consumeService
 	sched      *scheduler // short jobs: delayed re-consumption, timeout checks, statistics
-	brokerJobs *scheduler // jobs that wait on brokers (offset writes, lock renewal), kept off sched so its timers stay on time
+	brokerJobs *scheduler // jobs that wait on brokers (offset writes), kept off sched so its timers stay on time
+	lockJobs   *scheduler // orderly clustering: lock renewal, kept off brokerJobs so a slow broker's writes cannot let locks expire; nil otherwise
 	stats      *stats
 
 	// Start and Shutdown: Shutdown during Start sets shutdownAsked, cancels Start and

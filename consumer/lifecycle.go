@@ -413,6 +413,9 @@ func (c *PushConsumer) teardown(ctx context.Context) error {
 	if c.brokerJobs != nil {
 		c.brokerJobs.close()
 	}
+	if c.lockJobs != nil {
+		c.lockJobs.close()
+	}
 	if c.rebalancer != nil {
 		c.rebalancer.DropAll(ctx) // persists every offset, ctx or not
 	}

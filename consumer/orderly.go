@@ -55,7 +55,9 @@ func newOrderlyService(c *PushConsumer, l OrderlyListener) *orderlyService {
 func (s *orderlyService) start() {
 	s.workers.start(s.c.cfg.consumeGoroutines, s.work)
 	if s.locks != nil {
-		s.c.brokerJobs.every(s.c.cfg.lockRenewInterval, s.locks.renewAll)
+		s.c.lockJobs = newScheduler() // closed by the consumer's teardown
+		s.c.lockJobs.every(s.c.cfg.lockRenewInterval, s.locks.renewAll)
+		s.c.lockJobs.run()
 	}
 }
 

@@ -9,7 +9,8 @@ import (
 // scheduler is a timer goroutine: it runs functions at a given time and periodic jobs,
 // on its goroutine, one at a time. The consumer has two: one for short jobs (delayed
 // re-consumption, the consume-timeout check, statistics), one for jobs that wait on
-// brokers (offset writes, lock renewal), so a slow broker cannot delay the short ones.
+// brokers (offset writes), so a slow broker cannot delay the short ones; an orderly
+// clustering consumer has a third for lock renewal, which must not wait behind writes.
 type scheduler struct {
 	mu    sync.Mutex
 	jobs  jobHeap

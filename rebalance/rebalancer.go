@@ -305,13 +305,14 @@ func (r *Rebalancer) update(ctx context.Context, topic string, mine []message.Qu
 	changed := r.release(ctx, lost, "no longer assigned") > 0
 	r.release(ctx, expired, "not pulled for too long; recreating it")
 
-	var gained, recreated []message.Queue
+	var gained, recreated, forgotten []message.Queue
 	r.mu.Lock()
 	for q := range r.restartAt {
 		if q.Topic == topic && !slices.Contains(mine, q) {
 			// Dropped to restart, then assigned elsewhere: its next owner starts from
 			// the broker's offset, and so must this client if the queue comes back.
 			delete(r.restartAt, q)
+			forgotten = append(forgotten, q)
 		}
 	}
 	for _, q := range mine {
@@ -326,6 +327,10 @@ func (r *Rebalancer) update(ctx context.Context, topic string, mine []message.Qu
 		}
 	}
 	r.mu.Unlock()
+	for _, q := range forgotten {
+		// Its frozen restart offset must not be written over the new owner's either.
+		r.cfg.Offsets.Remove(q)
+	}
 	if r.add(ctx, append(recreated, r.dueNow(topic, gained, alone, now)...)) > 0 {
 		changed = true
 	}

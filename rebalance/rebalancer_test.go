@@ -329,6 +329,7 @@ func TestRestartOffsetForgottenWhenTheQueueGoesElsewhere(t *testing.T) {
 	h.broker.mu.Unlock()
 	h.r.Rebalance(ctx)
 	require.NotContains(t, h.r.Queues(), q)
+	require.NotContains(t, h.offsets.Table(), q, "its frozen restart offset is not written over c0's")
 	h.broker.mu.Lock()
 	h.broker.stored[q] = 90 // c0 consumed further
 	h.broker.ids = []string{"c1", "c2"}
