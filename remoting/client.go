@@ -17,8 +17,8 @@ import (
 //
 // Goroutines, all owned by the Client and ended by Close: per connection a read loop and
 // a write loop; one per dial in progress; one per inbound request handled (at most
-// maxHandlerCalls); the timers of asynchronous calls while their callbacks run; and the
-// idle sweep's timer while it runs (WithIdleTimeout).
+// maxHandlerCalls + maxOnewayCalls); the timers of asynchronous calls while their
+// callbacks run; and the idle sweep's timer while it runs (WithIdleTimeout).
 //
 // Invoke, InvokeAsync and InvokeOneway set req.Opaque, req.Flag and req.Serialize and
 // run the RPC hooks on req, so a request must not be shared between concurrent calls.
@@ -35,7 +35,8 @@ type Client struct {
 	conns  map[string]*clientConn
 	wg     sync.WaitGroup
 
-	handlerSlots chan struct{} // one per handler call running: at most maxHandlerCalls
+	handlerSlots chan struct{} // one per handler call running for a request: at most maxHandlerCalls
+	onewaySlots  chan struct{} // the same for oneway requests (notifications), kept apart
 	sweep        *time.Timer   // the next idle sweep; under mu
 }
 
@@ -50,9 +51,13 @@ func idleClosed(err error) bool {
 }
 
 // maxHandlerCalls bounds the handler calls a Client runs at once for requests its peers
-// send; beyond, a request is answered SYSTEM_BUSY (a oneway one is dropped), as Java's
-// remoting does when its executor is full.
-const maxHandlerCalls = 64
+// send; beyond, a request is answered SYSTEM_BUSY, as Java's remoting does when its
+// executor is full. Oneway requests (NOTIFY_CONSUMER_IDS_CHANGED) have slots of their
+// own, so long admin calls cannot crowd out a notification; beyond them one is dropped.
+const (
+	maxHandlerCalls = 64
+	maxOnewayCalls  = 16
+)
 
 // clientConn is one address's connection, or the dial that will make it.
 type clientConn struct {
@@ -74,7 +79,7 @@ func NewClient(opts ...ClientOption) (*Client, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cl := &Client{cfg: cfg, ctx: ctx, cancel: cancel, conns: make(map[string]*clientConn),
-		handlerSlots: make(chan struct{}, maxHandlerCalls)}
+		handlerSlots: make(chan struct{}, maxHandlerCalls), onewaySlots: make(chan struct{}, maxOnewayCalls)}
 	cl.armSweep()
 	return cl, nil
 }
@@ -441,7 +446,8 @@ func (cl *Client) enter() bool {
 }
 
 // handleRequest runs the handler for a request from the peer in its own goroutine (at
-// most maxHandlerCalls at once), or answers REQUEST_CODE_NOT_SUPPORTED.
+// most maxHandlerCalls, and maxOnewayCalls oneway ones, at once), or answers
+// REQUEST_CODE_NOT_SUPPORTED.
 func (cl *Client) handleRequest(c *conn, req *Command) {
 	h := cl.cfg.handlers[req.Code]
 	if h == nil {
@@ -450,8 +456,12 @@ func (cl *Client) handleRequest(c *conn, req *Command) {
 		}
 		return
 	}
+	slots := cl.handlerSlots
+	if req.IsOneway() {
+		slots = cl.onewaySlots
+	}
 	select {
-	case cl.handlerSlots <- struct{}{}:
+	case slots <- struct{}{}:
 	default:
 		if !req.IsOneway() {
 			c.respond(req, NewResponse(req, codeSystemBusy, "[OVERLOAD]system busy, start flow control for a while"))
@@ -459,13 +469,13 @@ func (cl *Client) handleRequest(c *conn, req *Command) {
 		return
 	}
 	if !cl.enter() {
-		<-cl.handlerSlots
+		<-slots
 		return
 	}
 	c.handlers.Add(1) // busy: the idle sweep leaves it open
 	go func() {
 		defer cl.wg.Done()
-		defer func() { <-cl.handlerSlots }()
+		defer func() { <-slots }()
 		defer c.handlers.Add(-1)
 		resp := h(c.ctx, c.addr, req)
 		if resp != nil && !req.IsOneway() {

@@ -383,6 +383,7 @@ func TestClientBoundsHandlerCalls(t *testing.T) {
 	defer s.Close()
 	release := make(chan struct{})
 	var running atomic.Int32
+	notified := make(chan struct{}, 1)
 	c := newClient(t, WithHandler(codeInfo, func(ctx context.Context, _ string, req *Command) *Command {
 		running.Add(1)
 		select {
@@ -390,6 +391,9 @@ func TestClientBoundsHandlerCalls(t *testing.T) {
 		case <-ctx.Done():
 		}
 		return NewResponse(req, 0, "done")
+	}), WithHandler(codeNotify, func(context.Context, string, *Command) *Command {
+		notified <- struct{}{}
+		return nil
 	}))
 	defer c.Close()
 	require.NoError(t, c.InvokeAsync(s.Addr(), NewRequest(codeHold, nil, nil), time.Minute, func(*Command, error) {}))
@@ -412,6 +416,13 @@ func TestClientBoundsHandlerCalls(t *testing.T) {
 	require.Equal(t, codeSystemBusy, resp.Code)
 	require.Contains(t, resp.Remark, "system busy")
 	require.Equal(t, int32(maxHandlerCalls), running.Load(), "nothing started beyond the bound")
+	// A notification (oneway) has slots of its own: it still runs.
+	require.NoError(t, h.sc.InvokeOneway(NewRequest(codeNotify, nil, nil)))
+	select {
+	case <-notified:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a oneway notification was crowded out by running handler calls")
+	}
 
 	close(release)
 	for range maxHandlerCalls {
