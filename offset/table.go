@@ -76,33 +76,26 @@ func (t *table) dirty(qs []message.Queue, forget bool) map[message.Queue]int64 {
 	for _, q := range qs {
 		keep[q] = struct{}{}
 	}
+	return t.collect(func(q message.Queue) bool { _, ok := keep[q]; return ok }, forget)
+}
+
+// changed returns every offset that changed since its last successful persist.
+func (t *table) changed() map[message.Queue]int64 { return t.collect(nil, false) }
+
+// collect returns the changed offsets of the queues keep accepts (all, when nil); with
+// forget, it forgets the others.
+func (t *table) collect(keep func(message.Queue) bool, forget bool) map[message.Queue]int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := make(map[message.Queue]int64)
 	for q, e := range t.entries {
-		if _, ok := keep[q]; !ok {
+		if keep != nil && !keep(q) {
 			if forget {
 				delete(t.entries, q)
 			}
 			continue
 		}
 		if e.offset != e.persisted {
-			out[q] = e.offset
-		}
-	}
-	return out
-}
-
-// changed returns every offset that changed since its last successful persist.
-func (t *table) changed() map[message.Queue]int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var out map[message.Queue]int64
-	for q, e := range t.entries {
-		if e.offset != e.persisted {
-			if out == nil {
-				out = make(map[message.Queue]int64)
-			}
 			out[q] = e.offset
 		}
 	}

@@ -79,6 +79,20 @@ type puller struct {
 }
 
 func (p *puller) Submit(r *pull.Request) { p.mu.Lock(); p.got = append(p.got, r); p.mu.Unlock() }
+
+// request returns the last pull request submitted for q, or nil.
+func (p *puller) request(q message.Queue) *pull.Request {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var last *pull.Request
+	for _, r := range p.got {
+		if r.Queue == q {
+			last = r
+		}
+	}
+	return last
+}
+
 func (p *puller) offsets() map[message.Queue]int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -251,12 +265,7 @@ func TestRebalanceOffsetIllegalRestartsAtTheCorrectedOffset(t *testing.T) {
 	h := newHarness(t, nil)
 	h.r.Rebalance(context.Background())
 	q := message.Queue{Topic: "t", BrokerName: "a", QueueID: 0}
-	var req *pull.Request
-	for _, r := range h.puller.got {
-		if r.Queue == q {
-			req = r
-		}
-	}
+	req := h.puller.request(q)
 	req.PQ.SetDropped(true)
 	h.r.OffsetIllegal(req, 33)
 	h.r.Rebalance(context.Background())
@@ -314,12 +323,7 @@ func TestRestartOffsetForgottenWhenTheQueueGoesElsewhere(t *testing.T) {
 	h.r.Rebalance(ctx)
 	h.r.cfg.TakeoverGrace = time.Hour
 	q := message.Queue{Topic: "t", BrokerName: "a", QueueID: 0}
-	var pr *pull.Request
-	for _, r := range h.puller.got {
-		if r.Queue == q {
-			pr = r
-		}
-	}
+	pr := h.puller.request(q)
 	pr.PQ.SetDropped(true)
 	h.r.OffsetIllegal(pr, 33)
 

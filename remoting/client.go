@@ -98,19 +98,8 @@ func (cl *Client) Invoke(ctx context.Context, addr string, req *Command) (*Comma
 		return nil, err
 	}
 	call := newCall(addr, req, cl.cfg.rpcHooks)
-	c, err := cl.getConn(ctx, addr)
-	if err != nil {
-		cl.pool.put(frame)
-		return nil, call.wrap(err)
-	}
 	call.ch = make(chan callResult, 1)
-	err = c.send(frame, call)
-	if idleClosed(err) {
-		cl.connClosing(c) // it may not have left the table yet
-		if c, err = cl.getConn(ctx, addr); err == nil {
-			err = c.send(frame, call)
-		}
-	}
+	c, err := cl.sendWaiting(ctx, addr, frame, call)
 	if err != nil {
 		cl.pool.put(frame)
 		return nil, call.wrap(err)
@@ -208,17 +197,7 @@ func (cl *Client) InvokeOneway(ctx context.Context, addr string, req *Command) e
 	if err != nil {
 		return err
 	}
-	c, err := cl.getConn(ctx, addr)
-	if err == nil {
-		err = c.send(frame, nil)
-	}
-	if idleClosed(err) {
-		cl.connClosing(c) // it may not have left the table yet
-		if c, err = cl.getConn(ctx, addr); err == nil {
-			err = c.send(frame, nil)
-		}
-	}
-	if err != nil {
+	if _, err := cl.sendWaiting(ctx, addr, frame, nil); err != nil {
 		cl.pool.put(frame)
 		return &CallError{Addr: addr, Code: req.Code, Opaque: req.Opaque, Err: err}
 	}
@@ -330,6 +309,24 @@ func (cl *Client) entry(addr string) *clientConn {
 	cl.wg.Add(1)
 	go cl.dial(addr, e)
 	return e
+}
+
+// sendWaiting sends frame (of call; nil for a oneway request) on addr's connection,
+// waiting for a dial bounded by ctx, and returns the connection it went on. A send that
+// meets a connection the idle sweep closed after getConn found it goes on a new one.
+func (cl *Client) sendWaiting(ctx context.Context, addr string, frame []byte, call *call) (*conn, error) {
+	c, err := cl.getConn(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	if err = c.send(frame, call); idleClosed(err) {
+		cl.connClosing(c) // it may not have left the table yet
+		if c, err = cl.getConn(ctx, addr); err != nil {
+			return nil, err
+		}
+		err = c.send(frame, call)
+	}
+	return c, err
 }
 
 // getConn returns addr's connection, waiting for a dial bounded by ctx.

@@ -38,15 +38,8 @@ func runB(ctx context.Context, e *env) error { return runChurn(ctx, e, true) }
 // (A) or stopped with SIGTERM (B); then the group runs to completion.
 func runChurn(ctx context.Context, e *env, graceful bool) error {
 	p := churnParamsFor(e.cfg.Full)
-	if err := e.startCluster(2, 4, 0); err != nil {
-		return err
-	}
-	ids, err := e.produce(ctx, p.messages)
+	ids, err := e.startBusyGroup(ctx, p.messages, p.delay, p.consumers)
 	if err != nil {
-		return err
-	}
-	e.consumerArgs = []string{"-delay", p.delay.String()}
-	if err := e.startConsumers(p.consumers); err != nil {
 		return err
 	}
 	var exits []*exitStat

@@ -45,15 +45,8 @@ type outage struct {
 // later broker-b is killed (connections reset, still routed) and started again.
 func runC(ctx context.Context, e *env) error {
 	p := restartParamsFor(e.cfg.Full)
-	if err := e.startCluster(2, 4, 0); err != nil {
-		return err
-	}
-	ids, err := e.produce(ctx, p.messages)
+	ids, err := e.startBusyGroup(ctx, p.messages, p.delay, p.consumers)
 	if err != nil {
-		return err
-	}
-	e.consumerArgs = []string{"-delay", p.delay.String()}
-	if err := e.startConsumers(p.consumers); err != nil {
 		return err
 	}
 	var outages []outage

@@ -182,6 +182,21 @@ func (e *env) startCluster(brokers, queues int, delayScale float64) error {
 	return nil
 }
 
+// startBusyGroup starts the fake cluster (2 brokers × 4 queues of the scenario's topic),
+// stores messages, and starts consumers whose listener takes delay per message: the
+// opening of the churn and restart scenarios. It returns the messages' ids.
+func (e *env) startBusyGroup(ctx context.Context, messages int, delay time.Duration, consumers int) ([]string, error) {
+	if err := e.startCluster(2, 4, 0); err != nil {
+		return nil, err
+	}
+	ids, err := e.produce(ctx, messages)
+	if err != nil {
+		return nil, err
+	}
+	e.consumerArgs = []string{"-delay", delay.String()}
+	return ids, e.startConsumers(consumers)
+}
+
 // startConsumers starts n consumers with the scenario's consumer flags; the scenario's
 // clock starts now.
 func (e *env) startConsumers(n int) error {
