@@ -288,11 +288,13 @@ func (r *Rebalancer) dropTopicsNotSubscribed(ctx context.Context, topics []strin
 func (r *Rebalancer) update(ctx context.Context, topic string, mine []message.Queue, alone bool) bool {
 	now := time.Now()
 	var lost, expired []*pull.Request
+	held := false // this client consumes some queue of topic already
 	r.mu.RLock()
 	for q, req := range r.table {
 		if q.Topic != topic {
 			continue
 		}
+		held = true
 		if !slices.Contains(mine, q) {
 			lost = append(lost, req)
 		} else if req.PQ.PullExpired(now) || req.PQ.Dropped() {
@@ -331,24 +333,29 @@ func (r *Rebalancer) update(ctx context.Context, topic string, mine []message.Qu
 		// Its frozen restart offset must not be written over the new owner's either.
 		r.cfg.Offsets.Remove(q)
 	}
-	if r.add(ctx, append(recreated, r.dueNow(topic, gained, alone, now)...)) > 0 {
+	// Alone with nothing yet (a first start): no member to wait for. Alone while holding
+	// queues, the queues gained come from a member that left or that a stale member list
+	// leaves out (a restarted broker that has not heard from it yet): wait for it.
+	if r.add(ctx, append(recreated, r.dueNow(topic, gained, alone && !held, now)...)) > 0 {
 		changed = true
 	}
 	return changed
 }
 
 // dueNow returns the gained queues to create now. With a TakeoverGrace, a queue gained
-// while other members exist waits that long first: the member that had it is releasing
-// it at the same moment (the same notification woke both), and must persist its last
-// offsets before this client reads them, or the messages it consumed last would be
-// consumed again. Queues no longer gained leave the pending set.
-func (r *Rebalancer) dueNow(topic string, gained []message.Queue, alone bool, now time.Time) []message.Queue {
+// from another member waits that long first: the member that had it is releasing it at
+// the same moment (the same notification woke both), and must persist its last offsets
+// before this client reads them, or the messages it consumed last would be consumed
+// again; and a member list that left a live member out is corrected meanwhile (the
+// queue then leaves the pending set, as every queue no longer gained does). With
+// noPrevOwner, nothing waits.
+func (r *Rebalancer) dueNow(topic string, gained []message.Queue, noPrevOwner bool, now time.Time) []message.Queue {
 	for q := range r.pending {
 		if q.Topic == topic && !slices.Contains(gained, q) {
 			delete(r.pending, q)
 		}
 	}
-	if r.cfg.TakeoverGrace <= 0 || alone {
+	if r.cfg.TakeoverGrace <= 0 || noPrevOwner {
 		for _, q := range gained {
 			delete(r.pending, q)
 		}

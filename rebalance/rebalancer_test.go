@@ -359,3 +359,40 @@ func TestRestartedQueueSkipsTheTakeoverGrace(t *testing.T) {
 	require.Contains(t, h.r.Queues(), q)
 	require.Equal(t, int64(3), h.puller.offsets()[q])
 }
+
+// Found by the reliability suite (scenario C, 5 duplicates in one CI run): a member that
+// sees itself alone only because a restarted broker has not heard from the other member
+// yet took the other's queues at once. Alone at a first start, queues start at once;
+// alone while already consuming, gained queues wait the takeover grace like any other,
+// and a list corrected meanwhile takes them back before they start.
+func TestAloneWithQueuesStillWaitsTheTakeoverGrace(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.TakeoverGrace = time.Hour })
+	ctx := context.Background()
+	h.broker.mu.Lock()
+	h.broker.ids = []string{"c1"}
+	h.broker.mu.Unlock()
+	h.r.Rebalance(ctx)
+	require.Len(t, filterTopic(h.r.Queues(), "t"), 8, "a first start: nothing to wait for")
+
+	h.broker.mu.Lock()
+	h.broker.ids = []string{"c1", "c2"}
+	h.broker.mu.Unlock()
+	h.r.Rebalance(ctx)
+	require.Len(t, filterTopic(h.r.Queues(), "t"), 4)
+
+	// A stale list leaves c2 out: its queues are pending, not started.
+	h.broker.mu.Lock()
+	h.broker.ids = []string{"c1"}
+	h.broker.mu.Unlock()
+	h.r.Rebalance(ctx)
+	require.Len(t, filterTopic(h.r.Queues(), "t"), 4, "c2's queues wait the grace")
+
+	// Corrected: they are no longer gained, and never start.
+	h.broker.mu.Lock()
+	h.broker.ids = []string{"c1", "c2"}
+	h.broker.mu.Unlock()
+	h.r.Rebalance(ctx)
+	h.r.cfg.TakeoverGrace = 0
+	h.r.Rebalance(ctx)
+	require.Len(t, filterTopic(h.r.Queues(), "t"), 4)
+}
