@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -126,13 +127,18 @@ func shutdown(t *testing.T, pc *consumer.PushConsumer) {
 	require.NoError(t, pc.Shutdown(ctx))
 }
 
-// waitFor polls cond until it holds or the timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+// waitFor polls cond until it holds or the timeout passes. The explain functions, if
+// any, say what the state was when it timed out.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool, explain ...func() string) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+			var state []string
+			for _, e := range explain {
+				state = append(state, e())
+			}
+			t.Fatalf("timed out after %v waiting for %s %s", timeout, what, strings.Join(state, "; "))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

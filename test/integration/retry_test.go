@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -106,7 +107,12 @@ func TestSendBackFallbackAndLocalRetry(t *testing.T) {
 			return consumer.ConsumeSuccess
 		})
 	defer shutdown(t, pc)
-	waitFor(t, 20*time.Second, "the retried message", func() bool { return deliveries.deliveries() == 2 })
+	// It failed twice in CI under full load (never alone): say what was seen.
+	waitFor(t, 20*time.Second, "the retried message", func() bool { return deliveries.deliveries() == 2 },
+		func() string {
+			return fmt.Sprintf("(deliveries %d, retry topic holds %d, broker requests %v, consumer %+v)",
+				deliveries.deliveries(), len(c.RetryMessages("g")), b.RequestCounts(), pc.Stats())
+		})
 	require.Positive(t, b.Requests(protocol.RequestSendMessageV2), "the fallback sent it to the retry topic")
 	retry := c.RetryMessages("g")
 	require.Len(t, retry, 1)
