@@ -63,7 +63,8 @@ func (c ConsumeFromWhere) String() string {
 	}
 }
 
-// Logger receives the consumer's log lines; see WithLogger.
+// Logger receives the consumer's log lines; see WithLogger. Package
+// github.com/rmqpush/rmqpush/logging adapts log/slog and logrus loggers to it.
 type Logger = logging.Logger
 
 // LogLevel is a log level for Logger.
@@ -280,9 +281,6 @@ func (c *cfg) validate() error {
 	}
 	if c.credentials != nil && (c.credentials.AccessKey == "" || c.credentials.SecretKey == "") {
 		return optionError("WithCredentials", "access key and secret key are both required")
-	}
-	if c.logger == nil {
-		return optionError("WithLogger", "logger is nil")
 	}
 	if c.allocateStrategy == nil {
 		return optionError("WithAllocateStrategy", "strategy is nil")

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rmqpush/rmqpush/internal/logging"
 	"github.com/rmqpush/rmqpush/rebalance"
 )
 
@@ -175,8 +176,17 @@ func WithTLS(config *tls.Config) Option { return func(c *cfg) { c.tls = config }
 // WithCredentials signs every request with ACL credentials.
 func WithCredentials(cr Credentials) Option { return func(c *cfg) { c.credentials = &cr } }
 
-// WithLogger sets the logger. Default: none.
-func WithLogger(l Logger) Option { return func(c *cfg) { c.logger = l } }
+// WithLogger sets the logger. Default: none; nil means none too. A *slog.Logger is
+// passed as logging.Slog(l), a logrus one as logging.Logrus(l) (package
+// github.com/rmqpush/rmqpush/logging).
+func WithLogger(l Logger) Option {
+	return func(c *cfg) {
+		if l == nil {
+			l = logging.Nop()
+		}
+		c.logger = l
+	}
+}
 
 // WithConsumeHook adds a hook around every listener call.
 func WithConsumeHook(h ConsumeHook) Option { return func(c *cfg) { c.hooks = append(c.hooks, h) } }

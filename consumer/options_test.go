@@ -2,10 +2,13 @@ package consumer
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rmqpush/rmqpush/logging"
 )
 
 func TestNewPushConsumerValidatesOptions(t *testing.T) {
@@ -34,6 +37,8 @@ func TestNewPushConsumerValidatesOptions(t *testing.T) {
 		{"suspend", "g", []Option{ns, WithSuspendCurrentQueueTime(time.Millisecond)}, "WithSuspendCurrentQueueTime"},
 		{"consume timeout", "g", []Option{ns, WithConsumeTimeout(0)}, "WithConsumeTimeout"},
 		{"client ip", "g", []Option{ns, WithClientIP("10.0.0.1@x")}, "WithClientIP"},
+		{"nil logger means none", "g", []Option{ns, WithLogger(nil)}, ""},
+		{"slog logger", "g", []Option{ns, WithLogger(logging.Slog(slog.Default()))}, ""},
 		{"nil hook", "g", []Option{ns, WithConsumeHook(nil)}, "WithConsumeHook"},
 		{"grace", "g", []Option{ns, WithTakeoverGrace(-1)}, "WithTakeoverGrace"},
 		{"commit", "g", []Option{ns, WithCommitInterval(-1)}, "WithCommitInterval"},
@@ -46,7 +51,6 @@ func TestNewPushConsumerValidatesOptions(t *testing.T) {
 		{"from where", "g", []Option{ns, WithConsumeFromWhere(9)}, "WithConsumeFromWhere"},
 		{"instance", "g", []Option{ns, WithInstanceName("a@b")}, "WithInstanceName"},
 		{"credentials", "g", []Option{ns, WithCredentials(Credentials{AccessKey: "ak"})}, "WithCredentials"},
-		{"logger", "g", []Option{ns, WithLogger(nil)}, "WithLogger"},
 		{"strategy", "g", []Option{ns, WithAllocateStrategy(nil)}, "WithAllocateStrategy"},
 		{"empty group", "", []Option{ns}, "group"},
 		{"bad group", "a b", []Option{ns}, "group"},

@@ -1,59 +1,27 @@
-// Package logging is the small logger interface every rmqpush layer above the wire
-// speaks, a no-op default and an adapter for logrus.
-//
-// Callers check Enabled before building key-value pairs, so a disabled level costs one
-// interface call. Nothing here is global: each consumer carries its own Logger.
+// Package logging gives the layers below the consumer the public logging package's
+// types under their old import path, so the logger every layer speaks is the one users
+// pass in (package github.com/rmqpush/rmqpush/logging) and nothing converts between them.
 package logging
 
-// Level is a log level. Higher values are more verbose; LevelNone turns logging off.
-type Level int8
+import "github.com/rmqpush/rmqpush/logging"
 
-// Log levels, from silent to most verbose.
+// Level is logging.Level.
+type Level = logging.Level
+
+// Logger is logging.Logger.
+type Logger = logging.Logger
+
+// Log levels: those of package logging.
 const (
-	LevelNone Level = iota
-	LevelError
-	LevelWarn
-	LevelInfo
-	LevelDebug
+	LevelNone  = logging.LevelNone
+	LevelError = logging.LevelError
+	LevelWarn  = logging.LevelWarn
+	LevelInfo  = logging.LevelInfo
+	LevelDebug = logging.LevelDebug
 )
 
-// String returns the level's lower-case name.
-func (l Level) String() string {
-	switch l {
-	case LevelNone:
-		return "none"
-	case LevelError:
-		return "error"
-	case LevelWarn:
-		return "warn"
-	case LevelInfo:
-		return "info"
-	case LevelDebug:
-		return "debug"
-	default:
-		return "unknown"
-	}
-}
+// Enabled is logging.Enabled.
+func Enabled(l Logger, level Level) bool { return logging.Enabled(l, level) }
 
-// Logger receives rmqpush's log lines. Level reports the most verbose level the logger
-// wants; Log is only called for levels at or below it. keyvals alternate keys (strings)
-// and values. Implementations must be safe for concurrent use and should not block.
-type Logger interface {
-	// Level returns the most verbose level wanted.
-	Level() Level
-	// Log writes one line: msg and the key-value pairs.
-	Log(level Level, msg string, keyvals ...any)
-}
-
-// Enabled reports whether l wants lines of the given level. A nil Logger wants none.
-func Enabled(l Logger, level Level) bool {
-	return l != nil && level != LevelNone && level <= l.Level()
-}
-
-// Nop returns a Logger that discards everything.
-func Nop() Logger { return nopLogger{} }
-
-type nopLogger struct{}
-
-func (nopLogger) Level() Level              { return LevelNone }
-func (nopLogger) Log(Level, string, ...any) {}
+// Nop is logging.Nop.
+func Nop() Logger { return logging.Nop() }

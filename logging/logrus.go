@@ -7,8 +7,14 @@ import (
 )
 
 // Logrus adapts a logrus logger. Its level is read from the logrus logger on every
-// Level call, so changing the logrus level at run time takes effect at once.
-func Logrus(l *logrus.Logger) Logger { return logrusLogger{l: l} }
+// Level call, so changing the logrus level at run time takes effect at once. Key-value
+// pairs become logrus fields. A nil logger gives Nop.
+func Logrus(l *logrus.Logger) Logger {
+	if l == nil {
+		return Nop()
+	}
+	return logrusLogger{l: l}
+}
 
 type logrusLogger struct{ l *logrus.Logger }
 
