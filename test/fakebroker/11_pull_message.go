@@ -178,7 +178,7 @@ func (b *Broker) pullInto(sc conn, req *remoting.Command, h *protocol.PullMessag
 		}
 	}
 	if allowSuspend && hasCommit {
-		b.commitOffset(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
+		b.commitConsumerOffset(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset, true)
 	}
 	b.mu.Unlock()
 	return resp, pooled
@@ -246,6 +246,19 @@ func (b *Broker) getMessage(q *consumeQueue, offset int64, maxMsgNums int32, f *
 		r.next = offset + i
 	}
 	return r
+}
+
+// commitConsumerOffset stores an offset a consumer wrote, with a pull (byPull) or
+// UPDATE_CONSUMER_OFFSET, as ConsumerOffsetManager.commitOffset does: no checks, but a
+// write that moves the stored offset back is noted (4.9.8 logs a "[NOTIFYME]" warning).
+// It runs under b.mu.
+func (b *Broker) commitConsumerOffset(group, topic string, queueID int32, offset int64, byPull bool) {
+	k := offsetKey{group: group, topic: topic, queue: queueID}
+	if stored, ok := b.offsets[k]; ok && offset < stored {
+		b.noteRegression(OffsetRegression{Group: group, Topic: topic, QueueID: int(queueID),
+			Request: offset, Stored: stored, ByPull: byPull})
+	}
+	b.commitOffset(group, topic, queueID, offset)
 }
 
 // commitOffset stores a consumer offset (ConsumerOffsetManager.commitOffset: no checks).

@@ -18,7 +18,7 @@ func (b *Broker) updateConsumerOffset(sc conn, req *remoting.Command) *remoting.
 		return badRequest(sc, req, err)
 	}
 	b.mu.Lock()
-	b.commitOffset(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
+	b.commitConsumerOffset(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset, false)
 	b.mu.Unlock()
 	resp := newResponse(req, protocol.ResponseSuccess, "")
 	resp.ExtFields = remoting.Fields{}

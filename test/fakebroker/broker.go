@@ -47,6 +47,10 @@ type Broker struct {
 	delay      []*delayLevel
 	memberSeq  uint64
 	uniqSeq    uint32
+
+	regressionTotal int                // consumer-offset writes that moved an offset back
+	regressionCount map[string]int     // the same, by group
+	regressions     []OffsetRegression // the most recent, oldest first
 }
 
 // offsetKey identifies a committed consumer offset.
@@ -81,6 +85,9 @@ func newBroker(c *Cluster, idx int, name string, addr string) *Broker {
 		b.topics[autoCreateTopic] = newTopicConfig(autoCreateTopic, DefaultTopicQueueNums, DefaultTopicQueueNums, permRW|permInherit, 0)
 	}
 	b.ep = newEndpoint("broker "+name, addr, c.sched)
+	if len(c.cfg.lags) > 0 {
+		b.ep.lags = c.cfg.lags
+	}
 	b.ep.onClosed = b.connClosed
 	b.register()
 	return b

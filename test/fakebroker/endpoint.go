@@ -44,6 +44,7 @@ type endpoint struct {
 	gen         uint64 // incremented by each start: work started before is stale
 	counts      map[int32]int
 	faults      []*Injection
+	lags        map[int32]Lag // see Lag; nil: none
 	paused      bool
 	backlog     []func()
 	refuse      bool
@@ -173,6 +174,11 @@ func (ep *endpoint) wrap(h handler) remoting.ServerHandler {
 				})
 			}
 			ep.mu.Unlock()
+			return nil
+		}
+		if d := ep.lagOf(req.Code); d > 0 {
+			ep.mu.Unlock()
+			ep.processLater(sc, req, h, d)
 			return nil
 		}
 		ep.mu.Unlock()

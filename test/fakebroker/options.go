@@ -59,6 +59,7 @@ type config struct {
 	holdCheck      time.Duration
 	retryMaxTimes  int32
 	maxMessageSize int
+	lags           map[int32]Lag // by request code; see WithLag
 	errs           []error
 }
 

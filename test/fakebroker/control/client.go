@@ -50,6 +50,30 @@ func (c *Client) Inject(ctx context.Context, name string, f FaultSpec) error {
 	return c.do(ctx, http.MethodPost, "/brokers/"+url.PathEscape(name)+"/faults", f, nil)
 }
 
+// SetLag replaces the processing lags of the broker named name (none: no lag).
+func (c *Client) SetLag(ctx context.Context, name string, lags ...LagSpec) error {
+	if lags == nil {
+		lags = []LagSpec{}
+	}
+	return c.do(ctx, http.MethodPost, "/brokers/"+url.PathEscape(name)+"/lag", lags, nil)
+}
+
+// Requests returns the requests the name server (NameServerKey) and each broker (by
+// name) received so far, by request code.
+func (c *Client) Requests(ctx context.Context) (map[string]map[int32]int, error) {
+	var out map[string]map[int32]int
+	err := c.do(ctx, http.MethodGet, "/requests", nil, &out)
+	return out, err
+}
+
+// Regressions returns, by broker name, the consumer-offset writes of group (every
+// group when "") that moved a stored offset back.
+func (c *Client) Regressions(ctx context.Context, group string) (map[string]Regressions, error) {
+	var out map[string]Regressions
+	err := c.do(ctx, http.MethodGet, "/regressions?"+url.Values{"group": {group}}.Encode(), nil, &out)
+	return out, err
+}
+
 // Produce stores one message per body in topic, round robin over its queues, in
 // requests of at most 20,000 messages.
 func (c *Client) Produce(ctx context.Context, topic string, bodies []string) error {

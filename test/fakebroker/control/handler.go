@@ -44,6 +44,9 @@ func NewHandler(c *fakebroker.Cluster) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /brokers", ctl.brokers)
 	mux.HandleFunc("POST /brokers/{name}/faults", ctl.inject)
+	mux.HandleFunc("POST /brokers/{name}/lag", ctl.lag)
+	mux.HandleFunc("GET /requests", ctl.requests)
+	mux.HandleFunc("GET /regressions", ctl.regressions)
 	mux.HandleFunc("POST /brokers/{name}/{action}", ctl.action)
 	mux.HandleFunc("POST /produce", ctl.produce)
 	mux.HandleFunc("GET /offsets", ctl.offsets)
@@ -119,6 +122,49 @@ func (ctl control) inject(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+}
+
+func (ctl control) lag(w http.ResponseWriter, r *http.Request) {
+	b, ok := ctl.broker(w, r)
+	if !ok {
+		return
+	}
+	var specs []LagSpec
+	if !readJSON(w, r, &specs) {
+		return
+	}
+	lags := make([]fakebroker.Lag, 0, len(specs))
+	for _, s := range specs {
+		l, err := s.Lag()
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err)
+			return
+		}
+		lags = append(lags, l)
+	}
+	if err := b.SetLag(lags...); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+}
+
+func (ctl control) requests(w http.ResponseWriter, _ *http.Request) {
+	out := map[string]map[int32]int{NameServerKey: ctl.c.NameServer().RequestCounts()}
+	for _, b := range ctl.c.Brokers() {
+		out[b.Name()] = b.RequestCounts()
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (ctl control) regressions(w http.ResponseWriter, r *http.Request) {
+	group := r.URL.Query().Get("group")
+	out := map[string]Regressions{}
+	for _, b := range ctl.c.Brokers() {
+		n, recent := b.OffsetRegressions(group)
+		out[b.Name()] = Regressions{Count: n, Recent: recent}
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (ctl control) produce(w http.ResponseWriter, r *http.Request) {

@@ -114,3 +114,27 @@ func TestHandler(t *testing.T) {
 		})
 	}
 }
+
+func TestHandlerLagRequestsRegressions(t *testing.T) {
+	c, err := fakebroker.NewCluster(fakebroker.WithTopic("t", 1))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	srv := httptest.NewServer(NewHandler(c))
+	defer srv.Close()
+	a := c.Broker("broker-a")
+
+	require.Equal(t, http.StatusOK, call(t, srv, "POST", "/brokers/broker-a/lag", `[{"code":11,"min":"300us"},{"code":15,"min":"0s","max":"2ms"}]`, nil))
+	require.Equal(t, http.StatusBadRequest, call(t, srv, "POST", "/brokers/broker-a/lag", `[{"code":11,"min":"2ms","max":"1ms"}]`, nil))
+	require.Equal(t, http.StatusBadRequest, call(t, srv, "POST", "/brokers/broker-a/lag", `[{"code":11,"min":"soon"}]`, nil))
+	require.Equal(t, http.StatusOK, call(t, srv, "POST", "/brokers/broker-a/lag", `[]`, nil))
+
+	a.SetCommittedOffset("g", "t", 0, 5)
+	var counts map[string]map[int32]int
+	require.Equal(t, http.StatusOK, call(t, srv, "GET", "/requests", "", &counts))
+	require.Contains(t, counts, NameServerKey)
+	require.Contains(t, counts, "broker-a")
+
+	var regs map[string]Regressions
+	require.Equal(t, http.StatusOK, call(t, srv, "GET", "/regressions?group=g", "", &regs))
+	require.Equal(t, map[string]Regressions{"broker-a": {Count: 0, Recent: nil}}, regs)
+}

@@ -45,6 +45,40 @@ func (s FaultSpec) Fault() (fakebroker.Fault, error) {
 	return f, nil
 }
 
+// LagSpec is fakebroker.Lag in JSON, durations as Go duration strings ("300us"); POST
+// /brokers/{name}/lag takes a list of them (an empty list: none).
+type LagSpec struct {
+	Code int32  `json:"code"` // the request code, or -1 for every code
+	Min  string `json:"min"`  // e.g. "0s"
+	Max  string `json:"max"`  // e.g. "5ms"; "": Min
+}
+
+// Lag returns the fakebroker.Lag s describes.
+func (s LagSpec) Lag() (fakebroker.Lag, error) {
+	l := fakebroker.Lag{Code: s.Code}
+	var err error
+	if l.Min, err = time.ParseDuration(s.Min); err != nil {
+		return l, fmt.Errorf("lag min %q: %w", s.Min, err)
+	}
+	l.Max = l.Min
+	if s.Max != "" {
+		if l.Max, err = time.ParseDuration(s.Max); err != nil {
+			return l, fmt.Errorf("lag max %q: %w", s.Max, err)
+		}
+	}
+	return l, nil
+}
+
+// NameServerKey is the name server's key in GET /requests, beside the brokers' names.
+const NameServerKey = "namesrv"
+
+// Regressions is one broker in GET /regressions: the consumer-offset writes that moved
+// a stored offset back (fakebroker.Broker.OffsetRegressions).
+type Regressions struct {
+	Count  int                           `json:"count"`  // how many
+	Recent []fakebroker.OffsetRegression `json:"recent"` // the most recent, oldest first
+}
+
 // ProduceRequest is the body of POST /produce: one message per body, round robin over
 // the topic's queues (Cluster.Produce), with optional tags.
 type ProduceRequest struct {

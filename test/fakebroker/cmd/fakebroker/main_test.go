@@ -34,6 +34,8 @@ func TestOptions(t *testing.T) {
 		{"bad host", []string{"-namesrv", "localhost:0"}, "WithHost"},
 		{"stray argument", []string{"extra"}, "unexpected arguments"},
 		{"control on loopback", []string{"-namesrv", "127.0.0.1:0", "-control", "127.0.0.1:0"}, ""},
+		{"realistic broker", []string{"-namesrv", "127.0.0.1:0", "-pull-service-time", "300us", "-out-of-order-offsets", "2ms"}, ""},
+		{"negative service time", []string{"-pull-service-time", "-1ms"}, "must not be negative"},
 		{"control not on loopback", []string{"-control", "0.0.0.0:0"}, "loopback"},
 		{"control without port", []string{"-control", "127.0.0.1"}, "-control"},
 	}
