@@ -62,6 +62,10 @@ func (s *concurrentService) work() {
 	// its call only (its results are read when it returns), and a context allocated per
 	// call was the one allocation per message left on the consume path.
 	cc := new(ConcurrentlyContext)
+	var call *ConsumeCall // reused like cc; only with consume hooks
+	if s.c.hooks.consumeHooked() {
+		call = new(ConsumeCall)
+	}
 	var clock workerClock
 	for {
 		t, ok := s.queue.pop()
@@ -71,7 +75,7 @@ func (s *concurrentService) work() {
 		if t.expired {
 			s.sendBackExpired(t)
 		} else {
-			s.consume(t, cc, &clock)
+			s.consume(t, cc, call, &clock)
 		}
 	}
 }
@@ -99,8 +103,9 @@ func (c *workerClock) now() time.Time {
 	return c.base.Add(time.Since(c.base))
 }
 
-// consume makes one listener call, with cc reset for it, and applies its result.
-func (s *concurrentService) consume(t task, cc *ConcurrentlyContext, clock *workerClock) {
+// consume makes one listener call, with cc reset for it, and applies its result. call is
+// nil without consume hooks; with them it is reset and passed to them.
+func (s *concurrentService) consume(t task, cc *ConcurrentlyContext, call *ConsumeCall, clock *workerClock) {
 	pq := t.req.PQ
 	pq.BeginConsume() // before the dropped check: see rebalance's BeforeRemove
 	defer pq.EndConsume()
@@ -111,33 +116,64 @@ func (s *concurrentService) consume(t task, cc *ConcurrentlyContext, clock *work
 	*cc = ConcurrentlyContext{Queue: q, AckIndex: defaultAckIndex}
 	begin := clock.now()
 	pq.MarkConsumeStart(t.msgs, begin)
-	for _, h := range s.c.cfg.hooks {
-		h.BeforeConsume(s.c.group, q, t.msgs)
+	ctx := s.c.listenerCtx
+	if call != nil {
+		*call = ConsumeCall{Group: s.c.group, ClientID: s.c.clientID, Model: s.c.cfg.model, Queue: q, Msgs: t.msgs, Begin: begin}
+		ctx = s.c.hooks.beginCall(ctx, call)
 	}
-	status := s.call(t.msgs, cc)
+	status, panicked := s.call(ctx, t.msgs, cc)
 	end := clock.now() // also the queue's last consume time: one clock read less per call
 	took := end.Sub(begin)
-	for _, h := range s.c.cfg.hooks {
-		h.AfterConsume(s.c.group, q, t.msgs, status.String(), status == ConsumeSuccess, took)
+	if call != nil {
+		call.Took, call.Status, call.Success = took, status.String(), status == ConsumeSuccess
+		call.AckIndex = ackIndex(status, cc.AckIndex, len(t.msgs))
+		call.ReturnType = returnType(panicked, call.Success, took >= s.c.cfg.consumeTimeout)
+		s.c.hooks.endCall(ctx, call)
 	}
 	s.c.stats.consumed(q.Topic, took, status == ConsumeSuccess, len(t.msgs), cc.AckIndex)
 	s.apply(t, status, cc, end)
 }
 
-// call runs the listener; a panic counts as ReconsumeLater and is logged with its stack.
-func (s *concurrentService) call(msgs []*message.Ext, cc *ConcurrentlyContext) (status ConcurrentlyStatus) {
+// call runs the listener with ctx; a panic counts as ReconsumeLater and is logged with
+// its stack.
+func (s *concurrentService) call(ctx context.Context, msgs []*message.Ext, cc *ConcurrentlyContext) (status ConcurrentlyStatus, panicked bool) {
 	defer func() {
 		if p := recover(); p != nil {
-			status = ReconsumeLater
+			status, panicked = ReconsumeLater, true
 			s.c.logPanic(cc.Queue, msgs, p, debug.Stack())
 		}
 	}()
-	status = s.listener.ConsumeConcurrently(s.c.listenerCtx, msgs, cc)
+	status = s.listener.ConsumeConcurrently(ctx, msgs, cc)
 	if status != ConsumeSuccess && status != ReconsumeLater {
 		s.c.logf(logging.LevelWarn, "listener returned an unknown status; treating it as ReconsumeLater", cc.Queue, fmt.Errorf("status %d", status))
 		status = ReconsumeLater
 	}
-	return status
+	return status, false
+}
+
+// ackIndex is the index of the last message of n a call consumed: the context's AckIndex
+// within the batch for ConsumeSuccess, -1 (none) for ReconsumeLater.
+func ackIndex(status ConcurrentlyStatus, ack, n int) int {
+	if status == ReconsumeLater {
+		ack = -1
+	}
+	return max(min(ack, n-1), -1)
+}
+
+// returnType is how a listener call ended, by Java's rules (ConsumeMessageConcurrently-
+// Service.ConsumeRequest.run): a panic, then a call as long as the consume timeout,
+// then the status.
+func returnType(panicked, success, timedOut bool) ConsumeReturnType {
+	switch {
+	case panicked:
+		return ReturnException
+	case timedOut:
+		return ReturnTimeout
+	case !success:
+		return ReturnFailed
+	default:
+		return ReturnSuccess
+	}
 }
 
 // apply is Java's processConsumeResult: the messages after ackIndex are sent back (in
@@ -148,11 +184,7 @@ func (s *concurrentService) call(msgs []*message.Ext, cc *ConcurrentlyContext) (
 // now is the end of the listener call, recorded as the queue's last consume time.
 func (s *concurrentService) apply(t task, status ConcurrentlyStatus, cc *ConcurrentlyContext, now time.Time) {
 	msgs := t.msgs
-	ack := cc.AckIndex
-	if status == ReconsumeLater {
-		ack = -1
-	}
-	ack = max(min(ack, len(msgs)-1), -1)
+	ack := ackIndex(status, cc.AckIndex, len(msgs))
 
 	done := msgs
 	if ack < len(msgs)-1 {
@@ -195,6 +227,7 @@ func (s *concurrentService) reconsumeLater(r *pull.Request, msgs []*message.Ext)
 	for _, m := range msgs {
 		m.ReconsumeTimes++
 	}
+	s.c.retriedLocally(r.Queue, len(msgs), reconsumeLaterDelay)
 	s.c.sched.after(reconsumeLaterDelay, func() {
 		if r.PQ.Dropped() {
 			return

@@ -49,6 +49,7 @@ type PushConsumer struct {
 	group string
 	cfg   cfg
 	log   logging.Logger
+	hooks hookSet
 
 	mu        sync.Mutex // guards state changes, subscriptions before Start, listener
 	state     atomic.Int32
@@ -95,9 +96,12 @@ func NewPushConsumer(group string, opts ...Option) (*PushConsumer, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	pc := &PushConsumer{group: group, cfg: c, log: c.logger, stats: newStats()}
+	pc := &PushConsumer{group: group, cfg: c, log: c.logger, hooks: newHookSet(c.hooks), stats: newStats()}
 	empty := map[string]protocol.SubscriptionData{}
 	pc.subs.Store(&empty)
+	for _, h := range pc.hooks.newConsumer {
+		h.OnNewConsumer(pc)
+	}
 	return pc, nil
 }
 
@@ -122,6 +126,14 @@ func checkGroup(group string) error {
 
 // Group returns the consumer group.
 func (c *PushConsumer) Group() string { return c.group }
+
+// ClientID returns the consumer's client id (ip@instance), or "" before Start.
+func (c *PushConsumer) ClientID() string {
+	if c.state.Load() == stateNew {
+		return ""
+	}
+	return c.clientID
+}
 
 // Subscribe subscribes to topic's messages that sel selects. Call it before Start; a
 // second call for the same topic replaces the first. SQL92 selectors are refused:
@@ -218,6 +230,9 @@ func (c *PushConsumer) Stats() Stats {
 	committed := c.offsets.Table()
 	for q, pq := range c.rebalancer.ProcessQueues() {
 		qs := QueueStats{CachedMsgs: pq.Count(), CachedBytes: pq.Size(), CommittedOffset: -1, BrokerMaxOffset: pq.BrokerMaxOffset()}
+		if ts, ok := pq.OldestStoreTimestamp(); ok {
+			qs.OldestCachedStoreTime = time.UnixMilli(ts)
+		}
 		if off, ok := committed[q]; ok {
 			qs.CommittedOffset = off
 		}
@@ -243,17 +258,61 @@ func (c *PushConsumer) maxReconsumeTimes() int32 {
 // sendBack asks the broker to deliver msg again later (CONSUMER_SEND_MSG_BACK), falling
 // back to sending a copy to the retry topic; it reports whether either worked.
 func (c *PushConsumer) sendBack(msg *message.Ext, delayLevel int32) bool {
+	var begin time.Time
+	if len(c.hooks.sendBack) > 0 {
+		begin = time.Now()
+	}
 	ctx := c.listenerCtx // ends when Shutdown gives up on the listeners
-	err := c.inst.SendMessageBack(ctx, c.group, msg, delayLevel, c.maxReconsumeTimes())
+	maxTimes := c.maxReconsumeTimes()
+	err := c.inst.SendMessageBack(ctx, c.group, msg, delayLevel, maxTimes)
 	if err == nil {
+		c.sentBack(SendBackEvent{Msg: msg, DelayLevel: delayLevel}, begin, maxTimes)
 		return true
 	}
 	c.logMsg(logging.LevelWarn, "send-back failed; sending the message to the retry topic instead", msg.Queue(), msg, err)
-	if err := c.inst.SendRetryMessage(ctx, c.group, msg, c.maxReconsumeTimes()); err != nil {
+	if err := c.inst.SendRetryMessage(ctx, c.group, msg, maxTimes); err != nil {
 		c.logMsg(logging.LevelError, "retry-topic fallback failed too; the message will be consumed again here in 5s", msg.Queue(), msg, err)
+		c.sentBack(SendBackEvent{Msg: msg, DelayLevel: delayLevel, Fallback: true, Err: err}, begin, maxTimes)
 		return false
 	}
+	c.sentBack(SendBackEvent{Msg: msg, DelayLevel: delayLevel, Fallback: true}, begin, maxTimes)
 	return true
+}
+
+// sentBack tells the send-back hooks about e, which began at begin. The broker puts a
+// message in the dead-letter queue when the delay level is negative or its reconsume
+// times reached the maximum (and the fallback's copy, with one more, is past it).
+func (c *PushConsumer) sentBack(e SendBackEvent, begin time.Time, maxReconsumeTimes int32) {
+	if len(c.hooks.sendBack) == 0 {
+		return
+	}
+	e.Group = c.group
+	e.DeadLetter = e.DelayLevel < 0 || e.Msg.ReconsumeTimes >= maxReconsumeTimes
+	e.Took = time.Since(begin)
+	for _, h := range c.hooks.sendBack {
+		h.OnSendBack(e)
+	}
+}
+
+// retriedLocally tells the local-retry hooks that n messages of q are consumed again
+// here after delay.
+func (c *PushConsumer) retriedLocally(q message.Queue, n int, delay time.Duration) {
+	for _, h := range c.hooks.retry {
+		h.OnLocalRetry(c.group, q, n, delay)
+	}
+}
+
+// pulled is the pull service's OnPulled: statistics, and the pull hooks.
+func (c *PushConsumer) pulled(q message.Queue, took time.Duration, found int, err error) {
+	if err == nil {
+		c.stats.pulled(q.Topic, took, found)
+	}
+	if len(c.hooks.pull) > 0 {
+		e := PullEvent{Group: c.group, Queue: q, Took: took, Found: found, Err: err}
+		for _, h := range c.hooks.pull {
+			h.OnPull(e)
+		}
+	}
 }
 
 func (c *PushConsumer) logf(level logging.Level, msg string, q message.Queue, err error) {

@@ -223,7 +223,7 @@ func (c *PushConsumer) buildServices() error {
 		Clustering:       clustering,
 		Paused:           c.paused.Load,
 		OnOffsetIllegal:  func(r *pull.Request, next int64) { c.rebalancer.OffsetIllegal(r, next) },
-		OnPulled:         c.stats.pulled,
+		OnPulled:         c.pulled,
 	})
 	if err != nil {
 		return err
@@ -432,6 +432,9 @@ func (c *PushConsumer) teardown(ctx context.Context) error {
 	}
 	if logging.Enabled(c.log, logging.LevelInfo) {
 		c.log.Log(logging.LevelInfo, "consumer shut down", "group", c.group, "clientID", c.clientID)
+	}
+	for _, h := range c.hooks.shutdown {
+		h.OnConsumerShutdown(c)
 	}
 	return errors.Join(errs...)
 }

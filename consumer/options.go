@@ -127,7 +127,7 @@ type cfg struct {
 	tls         *tls.Config
 	credentials *Credentials
 	logger      Logger
-	hooks       []ConsumeHook
+	hooks       []Hook
 }
 
 // HeaderEncoding is how request headers are serialized on the wire.
@@ -295,7 +295,10 @@ func (c *cfg) validate() error {
 	}
 	for i, h := range c.hooks {
 		if h == nil {
-			return optionError("WithConsumeHook", "hook %d is nil", i+1)
+			return optionError("WithHooks", "hook %d is nil", i+1)
+		}
+		if !implementsAny(h) {
+			return optionError("WithHooks", "hook %d (%T) implements none of the Hook interfaces", i+1, h)
 		}
 	}
 	return nil

@@ -188,5 +188,7 @@ func WithLogger(l Logger) Option {
 	}
 }
 
-// WithConsumeHook adds a hook around every listener call.
-func WithConsumeHook(h ConsumeHook) Option { return func(c *cfg) { c.hooks = append(c.hooks, h) } }
+// WithHooks installs hooks: values implementing any of the Hook* interfaces (see Hook),
+// such as the metrics and tracing plugin plugin/rmqotel. Hooks are called in the order
+// installed. Default: none.
+func WithHooks(hooks ...Hook) Option { return func(c *cfg) { c.hooks = append(c.hooks, hooks...) } }

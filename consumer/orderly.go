@@ -78,6 +78,10 @@ func (s *orderlyService) Dispatch(r *pull.Request, _ []*message.Ext, dispatch bo
 }
 
 func (s *orderlyService) work() {
+	var call *ConsumeCall // reused for every listener call of this worker; only with consume hooks
+	if s.c.hooks.consumeHooked() {
+		call = new(ConsumeCall)
+	}
 	for {
 		t, ok := s.queue.pop()
 		if !ok {
@@ -89,7 +93,7 @@ func (s *orderlyService) work() {
 			}
 			continue
 		}
-		s.run(t.req)
+		s.run(t.req, call)
 	}
 }
 
@@ -102,8 +106,9 @@ func (s *orderlyService) later(r *pull.Request, d time.Duration) {
 	})
 }
 
-// run is one task: Java's ConsumeMessageOrderlyService.ConsumeRequest.run.
-func (s *orderlyService) run(r *pull.Request) {
+// run is one task: Java's ConsumeMessageOrderlyService.ConsumeRequest.run. call is the
+// worker's ConsumeCall for the hooks (nil without consume hooks).
+func (s *orderlyService) run(r *pull.Request, call *ConsumeCall) {
 	pq := r.PQ
 	if pq.Dropped() {
 		return
@@ -129,7 +134,7 @@ func (s *orderlyService) run(r *pull.Request) {
 		if len(msgs) == 0 {
 			return // Take cleared the queue's task mark; the next Put starts a task
 		}
-		if !s.consumeBatch(r, msgs) {
+		if !s.consumeBatch(r, msgs, call) {
 			return
 		}
 	}
@@ -137,7 +142,7 @@ func (s *orderlyService) run(r *pull.Request) {
 
 // consumeBatch calls the listener on msgs and applies the result (Java's
 // processConsumeResult with autoCommit). It reports whether the task may go on.
-func (s *orderlyService) consumeBatch(r *pull.Request, msgs []*message.Ext) bool {
+func (s *orderlyService) consumeBatch(r *pull.Request, msgs []*message.Ext, call *ConsumeCall) bool {
 	pq, q := r.PQ, r.Queue
 	oc := OrderlyContext{Queue: q, SuspendCurrentQueueTimeMillis: -1}
 	// The consume lock keeps a rebalance from unlocking the queue in the middle of a
@@ -153,28 +158,36 @@ func (s *orderlyService) consumeBatch(r *pull.Request, msgs []*message.Ext) bool
 		return false
 	}
 	begin := time.Now()
-	for _, h := range s.c.cfg.hooks {
-		h.BeforeConsume(s.c.group, q, msgs)
+	ctx := s.c.listenerCtx
+	if call != nil {
+		*call = ConsumeCall{Group: s.c.group, ClientID: s.c.clientID, Model: s.c.cfg.model, Orderly: true, Queue: q, Msgs: msgs, Begin: begin}
+		ctx = s.c.hooks.beginCall(ctx, call)
 	}
 	// The consume lock is held until the result is applied: a removal that waits for it
 	// then persists an offset that includes this batch.
 	defer pq.UnlockConsume()
-	status := s.call(msgs, &oc)
+	status, panicked := s.call(ctx, msgs, &oc)
 	took := time.Since(begin)
-	for _, h := range s.c.cfg.hooks {
-		h.AfterConsume(s.c.group, q, msgs, status.String(), status == OrderlySuccess, took)
-	}
 	ok := status == OrderlySuccess
 	ack := len(msgs) - 1
 	if !ok {
 		ack = -1
 	}
+	if call != nil {
+		call.Took, call.Status, call.Success, call.AckIndex = took, status.String(), ok, ack
+		call.ReturnType = returnType(panicked, ok, took >= s.c.cfg.consumeTimeout)
+		s.c.hooks.endCall(ctx, call)
+	}
 	s.c.stats.consumed(q.Topic, took, ok, len(msgs), ack)
 
-	if status == SuspendCurrentQueueAMoment && s.retryLocally(msgs) {
-		pq.ConsumeAgain(msgs)
-		s.later(r, s.suspendDelay(oc.SuspendCurrentQueueTimeMillis))
-		return false
+	if status == SuspendCurrentQueueAMoment {
+		if again := s.retryLocally(msgs); again > 0 {
+			pq.ConsumeAgain(msgs)
+			delay := s.suspendDelay(oc.SuspendCurrentQueueTimeMillis)
+			s.c.retriedLocally(q, again, delay)
+			s.later(r, delay)
+			return false
+		}
 	}
 	// Consumed, or past MaxReconsumeTimes and handed to the dead-letter queue. The
 	// offset is stored even if the queue was just dropped: its removal persists it after
@@ -188,21 +201,27 @@ func (s *orderlyService) consumeBatch(r *pull.Request, msgs []*message.Ext) bool
 
 // retryLocally is Java's checkReconsumeTimes: the messages are consumed again here
 // unless every one of them is past MaxReconsumeTimes and was sent to the dead-letter
-// queue. Each message consumed again counts one more reconsume time.
-func (s *orderlyService) retryLocally(msgs []*message.Ext) bool {
+// queue. Each message consumed again counts one more reconsume time. It returns how
+// many are consumed again (0: the batch counts as consumed).
+func (s *orderlyService) retryLocally(msgs []*message.Ext) int {
 	limit := s.c.maxReconsumeTimes()
-	again := false
+	again := 0
 	for _, m := range msgs {
 		if m.ReconsumeTimes >= limit {
-			if err := s.c.inst.SendToDeadLetter(s.c.listenerCtx, s.c.group, m, limit); err == nil {
+			var begin time.Time
+			if len(s.c.hooks.sendBack) > 0 {
+				begin = time.Now()
+			}
+			err := s.c.inst.SendToDeadLetter(s.c.listenerCtx, s.c.group, m, limit)
+			s.c.sentBack(SendBackEvent{Msg: m, DelayLevel: -1, Err: err}, begin, limit)
+			if err == nil {
 				s.c.logMsg(logging.LevelWarn, "orderly message past MaxReconsumeTimes sent to the dead-letter queue", m.Queue(), m, nil)
 				continue
-			} else {
-				s.c.logMsg(logging.LevelError, "sending an orderly message to the dead-letter queue failed; consuming it again", m.Queue(), m, err)
 			}
+			s.c.logMsg(logging.LevelError, "sending an orderly message to the dead-letter queue failed; consuming it again", m.Queue(), m, err)
 		}
 		m.ReconsumeTimes++
-		again = true
+		again++
 	}
 	return again
 }
@@ -217,20 +236,20 @@ func (s *orderlyService) suspendDelay(ms int64) time.Duration {
 	return min(max(d, minSuspend), maxSuspend)
 }
 
-// call runs the listener; a panic counts as SuspendCurrentQueueAMoment.
-func (s *orderlyService) call(msgs []*message.Ext, oc *OrderlyContext) (status OrderlyStatus) {
+// call runs the listener with ctx; a panic counts as SuspendCurrentQueueAMoment.
+func (s *orderlyService) call(ctx context.Context, msgs []*message.Ext, oc *OrderlyContext) (status OrderlyStatus, panicked bool) {
 	defer func() {
 		if p := recover(); p != nil {
-			status = SuspendCurrentQueueAMoment
+			status, panicked = SuspendCurrentQueueAMoment, true
 			s.c.logPanic(oc.Queue, msgs, p, debug.Stack())
 		}
 	}()
-	status = s.listener.ConsumeOrderly(s.c.listenerCtx, msgs, oc)
+	status = s.listener.ConsumeOrderly(ctx, msgs, oc)
 	if status != OrderlySuccess && status != SuspendCurrentQueueAMoment {
 		s.c.logf(logging.LevelWarn, "orderly listener returned an unknown status; suspending the queue", oc.Queue, fmt.Errorf("status %d", status))
 		status = SuspendCurrentQueueAMoment
 	}
-	return status
+	return status, false
 }
 
 // relockLater tries to lock the queue after d and runs its task again: soon when the

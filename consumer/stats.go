@@ -37,6 +37,11 @@ type QueueStats struct {
 	CommittedOffset int64 // the offset the consumer will commit (-1 if none yet)
 	BrokerMaxOffset int64 // the broker's max offset at the last pull (-1 if unknown)
 	Lag             int64 // BrokerMaxOffset - CommittedOffset, when both are known
+
+	// OldestCachedStoreTime is when the broker stored the oldest message cached and not
+	// consumed yet (zero when none is): now minus it is the queue's consumer lag
+	// latency as this client sees it.
+	OldestCachedStoreTime time.Time
 }
 
 // statsWindow is how many samples rates are computed over; sampled every statsEvery.

@@ -85,6 +85,11 @@ type Ext struct {
 	BodyCRC                   int32          // CRC32 of the stored body
 	ReconsumeTimes            int32          // deliveries before this one that failed
 	PreparedTransactionOffset int64          // of a transactional message's half message
+
+	// CachedAt is when a consumer's ProcessQueue cached the message after its pull (zero
+	// before that): its listener call's start minus CachedAt is the time it waited in
+	// the local cache (RocketMQ's await time).
+	CachedAt time.Time
 }
 
 // MsgID returns the id users see: the producer's UNIQ_KEY when the message has one,

@@ -7,6 +7,7 @@ import (
 )
 
 // Put caches the messages of one pull (Java putMessage) and reports what to consume.
+// It sets each cached message's CachedAt to the time of the call.
 //
 // Messages whose offset is already cached (in the cache or taken by an orderly
 // listener), repeats inside msgs, and nil entries are ignored: they are neither counted
@@ -32,6 +33,7 @@ func (pq *ProcessQueue) Put(msgs []*message.Ext, brokerMaxOffset int64) (added [
 	added = msgs
 	aliasing := true // added is msgs itself until the first duplicate
 	n, bytes := 0, int64(0)
+	now := time.Now() // every message's CachedAt: one clock read per pull
 
 	pq.mu.Lock()
 	for i, m := range msgs {
@@ -58,6 +60,7 @@ func (pq *ProcessQueue) Put(msgs []*message.Ext, brokerMaxOffset int64) (added [
 		if !aliasing {
 			added = append(added, m)
 		}
+		m.CachedAt = now // before any consume worker can see it
 		n++
 		bytes += e.size
 		if e.off > pq.queueOffsetMax {

@@ -59,3 +59,20 @@ func (pq *ProcessQueue) Snapshot() Info {
 	info.LastConsumeTimestamp = pq.lastConsume.Load() / 1e6
 	return info
 }
+
+// OldestStoreTimestamp returns the store timestamp (ms since the Unix epoch) of the
+// message at the smallest offset still cached or taken by an orderly listener — the
+// oldest message not consumed yet — and false when there is none. Now minus it is the
+// queue's consumer lag latency as the client sees it.
+func (pq *ProcessQueue) OldestStoreTimestamp() (int64, bool) {
+	pq.mu.RLock()
+	defer pq.mu.RUnlock()
+	first, ok := pq.cache.Min()
+	if taken, tok := pq.taken.Min(); tok && (!ok || taken.off < first.off) {
+		first, ok = taken, true
+	}
+	if !ok {
+		return 0, false
+	}
+	return first.e.msg.StoreTimestamp, true
+}

@@ -95,8 +95,9 @@ type Config struct {
 	// is out of range: the queue's ProcessQueue is already marked dropped, and next is the
 	// broker's corrected offset. The owner stores it, persists and rebalances.
 	OnOffsetIllegal func(r *Request, next int64)
-	// OnPulled reports each answered pull, for statistics.
-	OnPulled func(topic string, rt time.Duration, found int)
+	// OnPulled reports each pull, for statistics and hooks: rt from sending it to its
+	// answer, the messages found, and err when it failed (no answer, or a broker error).
+	OnPulled func(q message.Queue, rt time.Duration, found int, err error)
 }
 
 func (c *Config) check() error {

@@ -240,6 +240,9 @@ func (s *Service) onAnswer(r *Request, sub protocol.SubscriptionData, sent time.
 		return
 	}
 	if err != nil {
+		if s.cfg.OnPulled != nil {
+			s.cfg.OnPulled(r.Queue, time.Since(sent), 0, err)
+		}
 		delay, heartbeat, why := retryAfter(err)
 		if heartbeat {
 			s.cfg.Broker.HeartbeatSoon()
@@ -346,7 +349,7 @@ func containsTag(tags []string, tag string) bool {
 
 func (s *Service) report(r *Request, sent time.Time, found int) {
 	if s.cfg.OnPulled != nil {
-		s.cfg.OnPulled(r.Queue.Topic, time.Since(sent), found)
+		s.cfg.OnPulled(r.Queue, time.Since(sent), found, nil)
 	}
 }
 
