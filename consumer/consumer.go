@@ -286,7 +286,7 @@ func (c *PushConsumer) sentBack(e SendBackEvent, begin time.Time, maxReconsumeTi
 	if len(c.hooks.sendBack) == 0 {
 		return
 	}
-	e.Group = c.group
+	e.Group, e.ClientID = c.group, c.clientID
 	e.DeadLetter = e.DelayLevel < 0 || e.Msg.ReconsumeTimes >= maxReconsumeTimes
 	e.Took = time.Since(begin)
 	for _, h := range c.hooks.sendBack {
@@ -297,8 +297,12 @@ func (c *PushConsumer) sentBack(e SendBackEvent, begin time.Time, maxReconsumeTi
 // retriedLocally tells the local-retry hooks that n messages of q are consumed again
 // here after delay.
 func (c *PushConsumer) retriedLocally(q message.Queue, n int, delay time.Duration) {
+	if len(c.hooks.retry) == 0 {
+		return
+	}
+	e := LocalRetryEvent{Group: c.group, ClientID: c.clientID, Queue: q, Count: n, Delay: delay}
 	for _, h := range c.hooks.retry {
-		h.OnLocalRetry(c.group, q, n, delay)
+		h.OnLocalRetry(e)
 	}
 }
 
@@ -308,7 +312,7 @@ func (c *PushConsumer) pulled(q message.Queue, took time.Duration, found int, er
 		c.stats.pulled(q.Topic, took, found)
 	}
 	if len(c.hooks.pull) > 0 {
-		e := PullEvent{Group: c.group, Queue: q, Took: took, Found: found, Err: err}
+		e := PullEvent{Group: c.group, ClientID: c.clientID, Queue: q, Took: took, Found: found, Err: err}
 		for _, h := range c.hooks.pull {
 			h.OnPull(e)
 		}

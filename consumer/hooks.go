@@ -69,8 +69,8 @@ type HookSendBack interface {
 // fallback both failed (again in 5 s), or an orderly batch suspended
 // (SuspendCurrentQueueAMoment, again after the suspend time).
 type HookLocalRetry interface {
-	// OnLocalRetry reports n messages of queue q to be consumed again after delay.
-	OnLocalRetry(group string, q message.Queue, n int, delay time.Duration)
+	// OnLocalRetry reports messages to be consumed again here.
+	OnLocalRetry(e LocalRetryEvent)
 }
 
 // ConsumeCall describes one listener call, for HookConsumeStart and HookConsumeEnd.
@@ -125,22 +125,33 @@ func (r ConsumeReturnType) String() string {
 
 // PullEvent describes one pull, for HookPull.
 type PullEvent struct {
-	Group string        // the consumer group
-	Queue message.Queue // the queue pulled; Queue.BrokerName names the broker
-	Took  time.Duration // from sending the pull to its answer (long polls included)
-	Found int           // messages the answer held (0 for no new message)
-	Err   error         // why the pull failed; nil when the broker answered
+	Group    string        // the consumer group
+	ClientID string        // the consumer's client id
+	Queue    message.Queue // the queue pulled; Queue.BrokerName names the broker
+	Took     time.Duration // from sending the pull to its answer (long polls included)
+	Found    int           // messages the answer held (0 for no new message)
+	Err      error         // why the pull failed; nil when the broker answered
 }
 
 // SendBackEvent describes one message's send-back, for HookSendBack.
 type SendBackEvent struct {
 	Group      string        // the consumer group
+	ClientID   string        // the consumer's client id
 	Msg        *message.Ext  // the message
 	DelayLevel int32         // the delay level asked for (0: the broker's choice; -1: dead letter)
 	DeadLetter bool          // the message goes to %DLQ%<group>: delay level -1, or ReconsumeTimes at MaxReconsumeTimes
 	Fallback   bool          // CONSUMER_SEND_MSG_BACK failed and a copy was sent to the retry topic instead
 	Took       time.Duration // how long it took, fallback included
 	Err        error         // non-nil when the message could not be handed back at all
+}
+
+// LocalRetryEvent describes messages to be consumed again here, for HookLocalRetry.
+type LocalRetryEvent struct {
+	Group    string        // the consumer group
+	ClientID string        // the consumer's client id
+	Queue    message.Queue // the queue of the messages
+	Count    int           // how many messages
+	Delay    time.Duration // after how long
 }
 
 // hookSet holds the installed hooks sorted by the interfaces they implement, so a call

@@ -71,9 +71,9 @@ func (r *recorder) OnSendBack(e consumer.SendBackEvent) {
 	r.mu.Unlock()
 }
 
-func (r *recorder) OnLocalRetry(_ string, q message.Queue, n int, delay time.Duration) {
+func (r *recorder) OnLocalRetry(e consumer.LocalRetryEvent) {
 	r.mu.Lock()
-	r.retries = append(r.retries, localRetry{q, n, delay})
+	r.retries = append(r.retries, localRetry{e.Queue, e.Count, e.Delay})
 	r.mu.Unlock()
 }
 
@@ -142,6 +142,7 @@ func TestHooksSeeCallsPullsAndSendBacks(t *testing.T) {
 	found := 0
 	for _, p := range rec.pulls {
 		require.Equal(t, "g", p.Group)
+		require.Equal(t, pc.ClientID(), p.ClientID)
 		require.Equal(t, c.Brokers()[0].Name(), p.Queue.BrokerName)
 		require.NoError(t, p.Err)
 		found += p.Found
@@ -157,6 +158,7 @@ func TestHooksSeeCallsPullsAndSendBacks(t *testing.T) {
 		require.NoError(t, e.Err)
 		require.False(t, e.Fallback)
 		require.Equal(t, "g", e.Group)
+		require.Equal(t, pc.ClientID(), e.ClientID)
 	}
 	require.Empty(t, rec.retries)
 }
