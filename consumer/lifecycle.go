@@ -103,6 +103,7 @@ func (c *PushConsumer) start(ctx context.Context) error {
 		RouteInterval:     c.cfg.routeInterval,
 		HeartbeatInterval: c.cfg.heartbeatInterval,
 		TLS:               c.cfg.tls,
+		RPCHooks:          c.cfg.rpcHooks,
 		Logger:            c.log,
 	}
 	if c.cfg.headers == HeaderRocketMQ {

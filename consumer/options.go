@@ -126,6 +126,7 @@ type cfg struct {
 
 	tls         *tls.Config
 	credentials *Credentials
+	rpcHooks    []RPCHook
 	logger      Logger
 	hooks       []Hook
 }
@@ -299,6 +300,11 @@ func (c *cfg) validate() error {
 		}
 		if !implementsAny(h) {
 			return optionError("WithHooks", "hook %d (%T) implements none of the Hook interfaces", i+1, h)
+		}
+	}
+	for i, h := range c.rpcHooks {
+		if h == nil {
+			return optionError("WithRPCHook", "hook %d is nil", i+1)
 		}
 	}
 	return nil

@@ -245,6 +245,9 @@ func (r *Rebalancer) rebalanceTopic(ctx context.Context, topic string) {
 	if r.cfg.Clustering {
 		ids, err := r.cfg.Broker.ConsumerIDs(ctx, topic, r.cfg.Group)
 		if err != nil {
+			if ctx.Err() != nil {
+				return // cancelled (Shutdown during the pass): nothing went wrong
+			}
 			r.logf(logging.LevelWarn, "cannot get the group's consumer ids; keeping the current queues", message.Queue{Topic: topic}, err)
 			r.retrySoon()
 			return
@@ -445,8 +448,11 @@ func (r *Rebalancer) create(ctx context.Context, q message.Queue) *pull.Request 
 		start, err = r.startOffset(ctx, q)
 	}
 	if err != nil {
-		r.logf(logging.LevelWarn, "cannot compute the queue's start offset; not starting it this round", q, err)
 		cancelAdd()
+		if ctx.Err() != nil {
+			return nil // cancelled (Shutdown during the pass): nothing went wrong
+		}
+		r.logf(logging.LevelWarn, "cannot compute the queue's start offset; not starting it this round", q, err)
 		r.retrySoon()
 		return nil
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -209,7 +208,7 @@ func (c *conn) closeErr() error {
 func (c *conn) readLoop(wg *sync.WaitGroup) {
 	defer wg.Done()
 	fr := NewFrameReader(c.nc, c.settings.maxFrame)
-	for {
+	for frames := 0; ; frames++ {
 		cmd, err := fr.Read()
 		if err != nil {
 			var fe *FrameError
@@ -219,8 +218,8 @@ func (c *conn) readLoop(wg *sync.WaitGroup) {
 				if !c.isClosed.Load() {
 					c.owner.badFrame(c, fe)
 				}
-			case errors.Is(err, io.EOF):
-				err = fmt.Errorf("closed by peer: %w", err)
+			case isPeerClose(err):
+				err = c.peerClosed(err, frames)
 			}
 			c.close(err)
 			return

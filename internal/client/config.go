@@ -27,7 +27,10 @@ type Config struct {
 	HeartbeatInterval time.Duration
 	// TLS enables TLS to every server when non-nil.
 	TLS *tls.Config
-	// Credentials, when set, sign every request as Java's AclClientRPCHook does.
+	// RPCHooks see every request sent and its answer, in order (Java's RPCHook).
+	RPCHooks []remoting.RPCHook
+	// Credentials, when set, sign every request as Java's AclClientRPCHook does, after
+	// the RPCHooks ran, so the signature covers the fields they add.
 	Credentials *Credentials
 	// Serialize is the header serialization of requests (JSON unless set).
 	Serialize remoting.SerializeType

@@ -70,6 +70,9 @@ func New(cfg Config) (*Instance, error) {
 	if c.TLS != nil {
 		opts = append(opts, remoting.WithTLS(c.TLS))
 	}
+	for _, h := range c.RPCHooks {
+		opts = append(opts, remoting.WithRPCHook(h))
+	}
 	if c.Credentials != nil {
 		opts = append(opts, remoting.WithRPCHook(newACLHook(*c.Credentials)))
 	}
