@@ -46,10 +46,11 @@ type consumeService interface {
 // PushConsumer consumes the messages of its subscriptions and calls its listener with
 // them; see the package documentation. It is safe for concurrent use.
 type PushConsumer struct {
-	group string
-	cfg   cfg
-	log   logging.Logger
-	hooks hookSet
+	group  string
+	cfg    cfg
+	log    logging.Logger
+	hooks  hookSet
+	tracer *tracer // message trace; nil when off
 
 	mu        sync.Mutex // guards state changes, subscriptions before Start, listener
 	state     atomic.Int32
@@ -97,6 +98,11 @@ func NewPushConsumer(group string, opts ...Option) (*PushConsumer, error) {
 		return nil, err
 	}
 	pc := &PushConsumer{group: group, cfg: c, log: c.logger, hooks: newHookSet(c.hooks), stats: newStats()}
+	if c.trace != nil {
+		pc.tracer = &tracer{c: pc}
+		pc.hooks.start = append(pc.hooks.start, pc.tracer)
+		pc.hooks.end = append(pc.hooks.end, pc.tracer)
+	}
 	empty := map[string]protocol.SubscriptionData{}
 	pc.subs.Store(&empty)
 	for _, h := range pc.hooks.newConsumer {
@@ -227,6 +233,7 @@ func (c *PushConsumer) Stats() Stats {
 	if !c.ready.Load() {
 		return out // the fields below are set by a successful Start
 	}
+	out.MessageTrace = c.traceStats()
 	committed := c.offsets.Table()
 	for q, pq := range c.rebalancer.ProcessQueues() {
 		qs := QueueStats{CachedMsgs: pq.Count(), CachedBytes: pq.Size(), CommittedOffset: -1, BrokerMaxOffset: pq.BrokerMaxOffset()}

@@ -90,6 +90,8 @@ type ConsumeCall struct {
 	Success    bool              // the call returned ConsumeSuccess or OrderlySuccess
 	AckIndex   int               // the index of the last message consumed; -1 when none was
 	ReturnType ConsumeReturnType // how the call ended, as Java's ConsumeReturnType
+
+	traceRequestID string // the message trace's request id for the call (WithMessageTrace)
 }
 
 // ConsumeReturnType says how a listener call ended, as Java's ConsumeReturnType (whose

@@ -120,6 +120,9 @@ func (c *PushConsumer) start(ctx context.Context) error {
 	if err := c.openOffsets(); err != nil {
 		return err
 	}
+	if err := c.startTrace(); err != nil {
+		return err
+	}
 	if err := c.buildServices(); err != nil {
 		return err
 	}
@@ -407,6 +410,11 @@ func (c *PushConsumer) teardown(ctx context.Context) error {
 	}
 	if c.cancelCalls != nil {
 		c.cancelCalls() // listeners still running (and admin calls) see their context end
+	}
+	if c.tracer != nil && c.tracer.d != nil {
+		tctx, cancel := context.WithTimeout(ctx, c.cfg.apiTimeout)
+		c.tracer.d.Close(tctx) // sends what the listeners traced, while the connections are up
+		cancel()
 	}
 	if c.sched != nil {
 		c.sched.close()

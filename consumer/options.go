@@ -129,6 +129,7 @@ type cfg struct {
 	rpcHooks    []RPCHook
 	logger      Logger
 	hooks       []Hook
+	trace       *MessageTrace // nil: message trace off
 }
 
 // HeaderEncoding is how request headers are serialized on the wire.
@@ -292,6 +293,11 @@ func (c *cfg) validate() error {
 	if c.clientIP != "" {
 		if _, err := netip.ParseAddr(c.clientIP); err != nil {
 			return optionError("WithClientIP", "%q is not an IP address", c.clientIP)
+		}
+	}
+	if c.trace != nil {
+		if err := c.trace.validate(); err != nil {
+			return err
 		}
 	}
 	for i, h := range c.hooks {

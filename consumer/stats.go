@@ -15,6 +15,8 @@ type Stats struct {
 	Topics map[string]TopicStats
 	// Queues holds the state of each assigned queue.
 	Queues map[message.Queue]QueueStats
+	// MessageTrace counts the message trace's records (WithMessageTrace).
+	MessageTrace MessageTraceStats
 }
 
 // TopicStats are one topic's figures (Java's ConsumeStatus, plus totals).

@@ -27,6 +27,7 @@ const (
 	PropertyCluster             = "CLUSTER"
 	PropertyShardingKey         = "__SHARDINGKEY"
 	PropertyTraceSwitch         = "TRACE_ON"
+	PropertyMsgRegion           = "MSG_REGION"
 	PropertyInnerNum            = "INNER_NUM"
 	PropertyInnerBase           = "INNER_BASE"
 )

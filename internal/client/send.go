@@ -18,17 +18,29 @@ func (i *Instance) SendMessage(ctx context.Context, producerGroup string, q mess
 	if err != nil {
 		return nil, err
 	}
-	return i.sendTo(ctx, addr, producerGroup, q, msg, 0, protocol.Optional[int32]{})
+	return i.sendTo(ctx, addr, producerGroup, q, msg, 0, 0, protocol.Optional[int32]{})
+}
+
+// SendEncoded is SendMessage for a body stored as sysFlag says (SysFlagCompressed for a
+// zlib body, as Java's producers compress bodies over 4 KiB): the message trace's
+// transport.
+func (i *Instance) SendEncoded(ctx context.Context, producerGroup string, q message.Queue, msg *message.Message, sysFlag int32) (*protocol.SendMessageResponse, error) {
+	addr, err := i.masterAddr(ctx, q.Topic, q.BrokerName)
+	if err != nil {
+		return nil, err
+	}
+	return i.sendTo(ctx, addr, producerGroup, q, msg, sysFlag, 0, protocol.Optional[int32]{})
 }
 
 func (i *Instance) sendTo(ctx context.Context, addr, producerGroup string, q message.Queue, msg *message.Message,
-	reconsumeTimes int32, maxReconsume protocol.Optional[int32]) (*protocol.SendMessageResponse, error) {
+	sysFlag, reconsumeTimes int32, maxReconsume protocol.Optional[int32]) (*protocol.SendMessageResponse, error) {
 	h := protocol.SendMessageRequest{
 		ProducerGroup:         producerGroup,
 		Topic:                 q.Topic,
 		DefaultTopic:          defaultTopic,
 		DefaultTopicQueueNums: 4,
 		QueueID:               q.QueueID,
+		SysFlag:               sysFlag,
 		BornTimestamp:         time.Now().UnixMilli(),
 		Flag:                  msg.Flag,
 		Properties:            msg.Properties.String(),

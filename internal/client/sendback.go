@@ -126,6 +126,6 @@ func (i *Instance) sendToRetryTopic(ctx context.Context, group string, msg *mess
 	props.Set(message.PropertyDelayTimeLevel, strconv.Itoa(3+int(msg.ReconsumeTimes)))
 
 	_, err = i.sendTo(ctx, addr, InnerProducerGroup, q, &message.Message{Topic: topic, Flag: msg.Flag, Body: msg.Body, Properties: props},
-		reconsumeTimes, protocol.Some(maxReconsumeTimes))
+		0, reconsumeTimes, protocol.Some(maxReconsumeTimes))
 	return err
 }
