@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rmqpush/rmqpush/internal/client"
 	"github.com/rmqpush/rmqpush/internal/logging"
 	"github.com/rmqpush/rmqpush/internal/protocol"
 	"github.com/rmqpush/rmqpush/message"
@@ -129,9 +128,9 @@ func (h instanceHooks) ConsumeMessageDirectly(ctx context.Context, msg *message.
 	if c.state.Load() != stateRunning {
 		return &protocol.ConsumeMessageDirectlyResult{ConsumeResult: protocol.CRThrowException, Remark: "consumer not running"}
 	}
-	client.ResetRetryTopic(c.group, msg)
+	c.names.ResetMessage(msg)
 	if logging.Enabled(c.log, logging.LevelInfo) {
-		c.log.Log(logging.LevelInfo, "consuming a message directly for an admin tool", "group", c.group, "msgId", msg.MsgID())
+		c.log.Log(logging.LevelInfo, "consuming a message directly for an admin tool", "group", c.names.UserGroup, "msgId", msg.MsgID())
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -113,12 +113,13 @@ func (s *concurrentService) consume(t task, cc *ConcurrentlyContext, call *Consu
 		return // the queue was taken away; its new owner consumes these
 	}
 	q := t.req.Queue
-	*cc = ConcurrentlyContext{Queue: q, AckIndex: defaultAckIndex}
+	uq := s.c.names.UserQueue(q) // without the namespace: what the listener and hooks see
+	*cc = ConcurrentlyContext{Queue: uq, AckIndex: defaultAckIndex}
 	begin := clock.now()
 	pq.MarkConsumeStart(t.msgs, begin)
 	ctx := s.c.listenerCtx
 	if call != nil {
-		*call = ConsumeCall{Group: s.c.group, ClientID: s.c.clientID, Model: s.c.cfg.model, Queue: q, Msgs: t.msgs, Begin: begin}
+		*call = ConsumeCall{Group: s.c.names.UserGroup, ClientID: s.c.clientID, Model: s.c.cfg.model, Queue: uq, Msgs: t.msgs, Begin: begin}
 		ctx = s.c.hooks.beginCall(ctx, call)
 	}
 	status, panicked := s.call(ctx, t.msgs, cc)

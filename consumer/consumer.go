@@ -46,7 +46,8 @@ type consumeService interface {
 // PushConsumer consumes the messages of its subscriptions and calls its listener with
 // them; see the package documentation. It is safe for concurrent use.
 type PushConsumer struct {
-	group  string
+	group  string       // the group on the wire (in the namespace, if any)
+	names  client.Names // the group's and topics' names on the wire and as the user gave them
 	cfg    cfg
 	log    logging.Logger
 	hooks  hookSet
@@ -97,7 +98,12 @@ func NewPushConsumer(group string, opts ...Option) (*PushConsumer, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	pc := &PushConsumer{group: group, cfg: c, log: c.logger, hooks: newHookSet(c.hooks), stats: newStats()}
+	names := c.names(group)
+	c.nameServers = withoutHTTP(c.nameServers)
+	if len(names.Group) > 255 {
+		return nil, optionError("WithNamespace", "the group in the namespace, %q, is longer than 255 characters", names.Group)
+	}
+	pc := &PushConsumer{group: names.Group, names: names, cfg: c, log: c.logger, hooks: newHookSet(c.hooks), stats: newStats()}
 	if c.trace != nil {
 		pc.tracer = &tracer{c: pc}
 		pc.hooks.start = append(pc.hooks.start, pc.tracer)
@@ -130,8 +136,8 @@ func checkGroup(group string) error {
 	return nil
 }
 
-// Group returns the consumer group.
-func (c *PushConsumer) Group() string { return c.group }
+// Group returns the consumer group as given to NewPushConsumer (without the namespace).
+func (c *PushConsumer) Group() string { return c.names.UserGroup }
 
 // ClientID returns the consumer's client id (ip@instance), or "" before Start.
 func (c *PushConsumer) ClientID() string {
@@ -154,7 +160,11 @@ func (c *PushConsumer) Subscribe(topic string, sel Selector) error {
 	if sel.kind == "" {
 		sel = All()
 	}
-	sd, err := protocol.BuildSubscription(topic, sel.expr)
+	wire := c.names.NS.Wrap(topic) // the topic on the wire, in the namespace
+	if len(wire) > 127 && !strings.HasPrefix(wire, "%") {
+		return fmt.Errorf("consumer: Subscribe(%q): the topic in the namespace, %q, is longer than 127 characters", topic, wire)
+	}
+	sd, err := protocol.BuildSubscription(wire, sel.expr)
 	if err != nil {
 		return fmt.Errorf("consumer: Subscribe(%q, %q): %w", topic, sel.expr, err)
 	}
@@ -165,7 +175,7 @@ func (c *PushConsumer) Subscribe(topic string, sel Selector) error {
 		return fmt.Errorf("consumer: Subscribe(%q): %w", topic, ErrStarted)
 	}
 	next := maps.Clone(*c.subs.Load())
-	next[topic] = sd
+	next[wire] = sd
 	c.subs.Store(&next)
 	return nil
 }
@@ -229,7 +239,10 @@ func (c *PushConsumer) Resume() {
 // Stats returns a snapshot of the consumer's statistics.
 func (c *PushConsumer) Stats() Stats {
 	now := time.Now()
-	out := Stats{Topics: c.stats.snapshot(now), Queues: map[message.Queue]QueueStats{}}
+	out := Stats{Topics: map[string]TopicStats{}, Queues: map[message.Queue]QueueStats{}}
+	for topic, ts := range c.stats.snapshot(now) {
+		out.Topics[c.names.UserTopic(topic)] = ts
+	}
 	if !c.ready.Load() {
 		return out // the fields below are set by a successful Start
 	}
@@ -246,7 +259,7 @@ func (c *PushConsumer) Stats() Stats {
 		if qs.CommittedOffset >= 0 && qs.BrokerMaxOffset >= 0 {
 			qs.Lag = max(qs.BrokerMaxOffset-qs.CommittedOffset, 0)
 		}
-		out.Queues[q] = qs
+		out.Queues[c.names.UserQueue(q)] = qs
 	}
 	return out
 }
@@ -293,7 +306,7 @@ func (c *PushConsumer) sentBack(e SendBackEvent, begin time.Time, maxReconsumeTi
 	if len(c.hooks.sendBack) == 0 {
 		return
 	}
-	e.Group, e.ClientID = c.group, c.clientID
+	e.Group, e.ClientID = c.names.UserGroup, c.clientID
 	e.DeadLetter = e.DelayLevel < 0 || e.Msg.ReconsumeTimes >= maxReconsumeTimes
 	e.Took = time.Since(begin)
 	for _, h := range c.hooks.sendBack {
@@ -307,7 +320,7 @@ func (c *PushConsumer) retriedLocally(q message.Queue, n int, delay time.Duratio
 	if len(c.hooks.retry) == 0 {
 		return
 	}
-	e := LocalRetryEvent{Group: c.group, ClientID: c.clientID, Queue: q, Count: n, Delay: delay}
+	e := LocalRetryEvent{Group: c.names.UserGroup, ClientID: c.clientID, Queue: c.names.UserQueue(q), Count: n, Delay: delay}
 	for _, h := range c.hooks.retry {
 		h.OnLocalRetry(e)
 	}
@@ -319,7 +332,7 @@ func (c *PushConsumer) pulled(q message.Queue, took time.Duration, found int, er
 		c.stats.pulled(q.Topic, took, found)
 	}
 	if len(c.hooks.pull) > 0 {
-		e := PullEvent{Group: c.group, ClientID: c.clientID, Queue: q, Took: took, Found: found, Err: err}
+		e := PullEvent{Group: c.names.UserGroup, ClientID: c.clientID, Queue: c.names.UserQueue(q), Took: took, Found: found, Err: err}
 		for _, h := range c.hooks.pull {
 			h.OnPull(e)
 		}
@@ -330,10 +343,11 @@ func (c *PushConsumer) logf(level logging.Level, msg string, q message.Queue, er
 	if !logging.Enabled(c.log, level) {
 		return
 	}
+	q = c.names.UserQueue(q)
 	if err != nil {
-		c.log.Log(level, msg, "group", c.group, "queue", q.String(), "err", err)
+		c.log.Log(level, msg, "group", c.names.UserGroup, "queue", q.String(), "err", err)
 	} else {
-		c.log.Log(level, msg, "group", c.group, "queue", q.String())
+		c.log.Log(level, msg, "group", c.names.UserGroup, "queue", q.String())
 	}
 }
 
@@ -341,7 +355,7 @@ func (c *PushConsumer) logMsg(level logging.Level, msg string, q message.Queue, 
 	if !logging.Enabled(c.log, level) {
 		return
 	}
-	kv := []any{"group", c.group, "queue", q.String(), "offset", m.QueueOffset, "msgId", m.MsgID(), "reconsumeTimes", m.ReconsumeTimes}
+	kv := []any{"group", c.names.UserGroup, "queue", c.names.UserQueue(q).String(), "offset", m.QueueOffset, "msgId", m.MsgID(), "reconsumeTimes", m.ReconsumeTimes}
 	if err != nil {
 		kv = append(kv, "err", err)
 	}
@@ -350,7 +364,7 @@ func (c *PushConsumer) logMsg(level logging.Level, msg string, q message.Queue, 
 
 func (c *PushConsumer) logPanic(q message.Queue, msgs []*message.Ext, p any, stack []byte) {
 	if logging.Enabled(c.log, logging.LevelError) {
-		c.log.Log(logging.LevelError, "listener panicked; the messages will be retried", "group", c.group,
-			"queue", q.String(), "messages", len(msgs), "panic", fmt.Sprint(p), "stack", string(stack))
+		c.log.Log(logging.LevelError, "listener panicked; the messages will be retried", "group", c.names.UserGroup,
+			"queue", c.names.UserQueue(q).String(), "messages", len(msgs), "panic", fmt.Sprint(p), "stack", string(stack))
 	}
 }

@@ -72,7 +72,7 @@ func (c *PushConsumer) Start(ctx context.Context) error {
 	close(c.startDone)
 	c.mu.Unlock()
 	if err == nil && logging.Enabled(c.log, logging.LevelInfo) {
-		c.log.Log(logging.LevelInfo, "consumer started", "group", c.group, "clientID", c.clientID,
+		c.log.Log(logging.LevelInfo, "consumer started", "group", c.names.UserGroup, "clientID", c.clientID,
 			"model", c.cfg.model.String(), "queues", len(c.rebalancer.Queues()))
 	}
 	return err
@@ -86,7 +86,7 @@ func (c *PushConsumer) start(ctx context.Context) error {
 	c.brokerJobs = newScheduler()
 
 	if c.cfg.model == Clustering {
-		retry, err := protocol.BuildSubscription(client.RetryTopic(c.group), "*")
+		retry, err := protocol.BuildSubscription(c.names.RetryTopic, "*")
 		if err != nil {
 			return err
 		}
@@ -98,6 +98,7 @@ func (c *PushConsumer) start(ctx context.Context) error {
 
 	icfg := client.Config{
 		NameServers:       c.cfg.nameServers,
+		Namespace:         c.names.NS,
 		ClientID:          c.clientID,
 		RequestTimeout:    c.cfg.apiTimeout,
 		RouteInterval:     c.cfg.routeInterval,
@@ -134,11 +135,11 @@ func (c *PushConsumer) start(ctx context.Context) error {
 
 	// Routes of the subscribed topics first: they name the brokers to heartbeat.
 	for _, topic := range c.topics() {
-		if topic == client.RetryTopic(c.group) {
+		if topic == c.names.RetryTopic {
 			continue
 		}
 		if _, err := inst.UpdateTopicRoute(ctx, topic); err != nil {
-			return fmt.Errorf("consumer: Start: %w", err)
+			return fmt.Errorf("consumer: Start: topic %s: %w", c.names.UserTopic(topic), err)
 		}
 	}
 	if err := inst.Start(); err != nil {
@@ -152,8 +153,8 @@ func (c *PushConsumer) start(ctx context.Context) error {
 	// The broker creates the retry topic on the group's first heartbeat, so its route
 	// exists only now. Knowing it at once means a first retry comes back on time.
 	if c.cfg.model == Clustering {
-		if _, err := inst.UpdateTopicRoute(ctx, client.RetryTopic(c.group)); err != nil {
-			c.logf(logging.LevelWarn, "retry topic route not known yet; it will be fetched again", message.Queue{Topic: client.RetryTopic(c.group)}, err)
+		if _, err := inst.UpdateTopicRoute(ctx, c.names.RetryTopic); err != nil {
+			c.logf(logging.LevelWarn, "retry topic route not known yet; it will be fetched again", message.Queue{Topic: c.names.RetryTopic}, err)
 		}
 	}
 
@@ -211,6 +212,7 @@ func (c *PushConsumer) buildServices() error {
 	var err error
 	c.puller, err = pull.New(pull.Config{
 		Group:            c.group,
+		Namespace:        string(c.names.NS),
 		Broker:           c.inst,
 		Dispatcher:       c.service,
 		Subs:             subscriptions{c},
@@ -440,7 +442,7 @@ func (c *PushConsumer) teardown(ctx context.Context) error {
 		c.puller.Wait()
 	}
 	if logging.Enabled(c.log, logging.LevelInfo) {
-		c.log.Log(logging.LevelInfo, "consumer shut down", "group", c.group, "clientID", c.clientID)
+		c.log.Log(logging.LevelInfo, "consumer shut down", "group", c.names.UserGroup, "clientID", c.clientID)
 	}
 	for _, h := range c.hooks.shutdown {
 		h.OnConsumerShutdown(c)

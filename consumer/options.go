@@ -278,6 +278,9 @@ func (c *cfg) validate() error {
 	if c.model != Clustering && c.model != Broadcasting {
 		return optionError("WithMessageModel", "unknown value %d", int(c.model))
 	}
+	if !validNamespace(c.namespace) {
+		return optionError("WithNamespace", "%q has a character outside [|a-zA-Z0-9_-]", c.namespace)
+	}
 	if c.instanceName == "" || strings.ContainsAny(c.instanceName, "@ /\\") {
 		return optionError("WithInstanceName", "%q must be non-empty without '@', spaces or slashes", c.instanceName)
 	}

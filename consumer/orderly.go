@@ -144,7 +144,8 @@ func (s *orderlyService) run(r *pull.Request, call *ConsumeCall) {
 // processConsumeResult with autoCommit). It reports whether the task may go on.
 func (s *orderlyService) consumeBatch(r *pull.Request, msgs []*message.Ext, call *ConsumeCall) bool {
 	pq, q := r.PQ, r.Queue
-	oc := OrderlyContext{Queue: q, SuspendCurrentQueueTimeMillis: -1}
+	uq := s.c.names.UserQueue(q) // without the namespace: what the listener and hooks see
+	oc := OrderlyContext{Queue: uq, SuspendCurrentQueueTimeMillis: -1}
 	// The consume lock keeps a rebalance from unlocking the queue in the middle of a
 	// call; it is free unless a removal holds it.
 	if !pq.TryLockConsume() {
@@ -160,7 +161,7 @@ func (s *orderlyService) consumeBatch(r *pull.Request, msgs []*message.Ext, call
 	begin := time.Now()
 	ctx := s.c.listenerCtx
 	if call != nil {
-		*call = ConsumeCall{Group: s.c.group, ClientID: s.c.clientID, Model: s.c.cfg.model, Orderly: true, Queue: q, Msgs: msgs, Begin: begin}
+		*call = ConsumeCall{Group: s.c.names.UserGroup, ClientID: s.c.clientID, Model: s.c.cfg.model, Orderly: true, Queue: uq, Msgs: msgs, Begin: begin}
 		ctx = s.c.hooks.beginCall(ctx, call)
 	}
 	// The consume lock is held until the result is applied: a removal that waits for it

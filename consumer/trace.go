@@ -70,7 +70,7 @@ func (c *PushConsumer) startTrace() error {
 	fmt.Fprintf(h, "%s@%d", c.group, c.startTime.UnixNano())
 	ids := msgtrace.NewIDGen(ip, os.Getpid(), h.Sum32())
 	d, err := msgtrace.New(msgtrace.Config{
-		Group:      c.group,
+		Group:      c.names.UserGroup, // Java names the trace producer after the group as given
 		Topic:      c.cfg.trace.Topic,
 		MaxPending: c.cfg.trace.MaxPending,
 		Sender:     c.inst,
@@ -93,7 +93,7 @@ func (t *tracer) OnConsumeStart(ctx context.Context, call *ConsumeCall) context.
 	ts := call.Begin.UnixMilli()
 	for _, m := range call.Msgs {
 		if traced(m) {
-			rec := msgtrace.SubBefore{Timestamp: ts, RegionID: m.Properties.Value(message.PropertyMsgRegion), Group: t.c.group,
+			rec := msgtrace.SubBefore{Timestamp: ts, RegionID: m.Properties.Value(message.PropertyMsgRegion), Group: t.c.names.UserGroup,
 				RequestID: call.traceRequestID, MsgID: m.MsgID(), RetryTimes: m.ReconsumeTimes, Keys: m.Properties.Value(message.PropertyKeys)}
 			t.d.Append(msgtrace.Entry{Topic: m.Topic, MsgID: rec.MsgID, Keys: rec.Keys, Data: rec.Append(nil)})
 		}
@@ -111,7 +111,7 @@ func (t *tracer) OnConsumeEnd(_ context.Context, call *ConsumeCall) {
 	for _, m := range call.Msgs {
 		if traced(m) {
 			rec := msgtrace.SubAfter{RequestID: call.traceRequestID, MsgID: m.MsgID(), CostMillis: cost, Success: call.Success,
-				Keys: m.Properties.Value(message.PropertyKeys), ContextCode: int(call.ReturnType), Timestamp: end, Group: t.c.group}
+				Keys: m.Properties.Value(message.PropertyKeys), ContextCode: int(call.ReturnType), Timestamp: end, Group: t.c.names.UserGroup}
 			t.d.Append(msgtrace.Entry{Topic: m.Topic, MsgID: rec.MsgID, Keys: rec.Keys, Data: rec.Append(nil)})
 		}
 	}

@@ -30,6 +30,7 @@ const (
 	PropertyMsgRegion           = "MSG_REGION"
 	PropertyInnerNum            = "INNER_NUM"
 	PropertyInnerBase           = "INNER_BASE"
+	PropertyInstanceID          = "INSTANCE_ID" // the sending client's namespace
 )
 
 // KeySeparator separates the keys of the KEYS property.

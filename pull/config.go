@@ -64,7 +64,8 @@ type Limits struct {
 
 // Config configures a Service.
 type Config struct {
-	Group      string           // the consumer group
+	Group      string           // the consumer group, on the wire
+	Namespace  string           // the group's namespace: pulled topics lose it before dispatch
 	Broker     Broker           // the client instance
 	Dispatcher Dispatcher       // the consume service
 	Subs       Subscriptions    // the consumer's subscriptions

@@ -21,6 +21,7 @@ type Service struct {
 	cfg   Config
 	log   logging.Logger
 	queue *requestQueue
+	names client.Names // restores the topics listeners see
 
 	startOnce sync.Once
 	stopOnce  sync.Once
@@ -69,6 +70,7 @@ func New(cfg Config) (*Service, error) {
 	return &Service{
 		cfg:     cfg,
 		log:     cfg.Logger,
+		names:   client.NewNames(client.Namespace(cfg.Namespace), cfg.Group),
 		queue:   newRequestQueue(),
 		stopped: make(chan struct{}),
 		done:    make(chan struct{}),
@@ -319,7 +321,8 @@ func (s *Service) found(r *Request, sub protocol.SubscriptionData, sent time.Tim
 
 // prepare drops the messages whose tag is not subscribed (the broker filters by tag
 // hash code, which can collide), and fills in what the decoder cannot know: the broker
-// name, and the original topic of a message from the retry topic. It filters in place.
+// name, and the topic as listeners see it: a message from the retry topic gets its
+// original topic back, and the namespace goes. It filters in place.
 func (s *Service) prepare(r *Request, sub protocol.SubscriptionData, msgs []*message.Ext) []*message.Ext {
 	filter := len(sub.TagsSet) > 0
 	kept := msgs[:0]
@@ -328,7 +331,7 @@ func (s *Service) prepare(r *Request, sub protocol.SubscriptionData, msgs []*mes
 			continue
 		}
 		m.BrokerName = r.Queue.BrokerName
-		client.ResetRetryTopic(s.cfg.Group, m)
+		s.names.ResetMessage(m)
 		kept = append(kept, m)
 	}
 	clear(msgs[len(kept):])

@@ -18,6 +18,9 @@ type Config struct {
 	NameServers []string
 	// ClientID identifies this client to the brokers (Java's ip@instanceName).
 	ClientID string
+	// Namespace is the namespace of the consumers' topics: send-back and its fallback
+	// put the topic of a message as the listener saw it back into it.
+	Namespace Namespace
 	// RequestTimeout bounds every broker and name-server call that has no timeout of its
 	// own (Java's mqClientApiTimeout, 3 s).
 	RequestTimeout time.Duration

@@ -32,21 +32,12 @@ func RetryTopic(group string) string { return RetryTopicPrefix + group }
 // DLQTopic returns the dead-letter topic of a consumer group.
 func DLQTopic(group string) string { return DLQTopicPrefix + group }
 
-// ResetRetryTopic gives a message pulled from group's retry topic its original topic
-// back (the RETRY_TOPIC property), as Java's resetRetryAndNamespace does before the
-// listener sees it.
-func ResetRetryTopic(group string, m *message.Ext) {
-	if len(m.Topic) == len(RetryTopicPrefix)+len(group) && m.Topic == RetryTopic(group) {
-		if orig, ok := m.Properties.Get(message.PropertyRetryTopic); ok {
-			m.Topic = orig
-		}
-	}
-}
-
 // SendMessageBack asks the master of msg.BrokerName (the broker that stored msg; its
 // store host when the broker is unknown) to consume msg again later:
 // CONSUMER_SEND_MSG_BACK with the delay level (0 lets the broker choose 3 + reconsume
 // times, -1 sends it to the dead-letter queue) and the group's max reconsume times.
+// group is the group on the wire; msg.Topic is the topic as the listener saw it, which
+// goes back into the instance's namespace (as Java's sendMessageBack wraps it again).
 func (i *Instance) SendMessageBack(ctx context.Context, group string, msg *message.Ext, delayLevel, maxReconsumeTimes int32) error {
 	addr, _, ok := i.FindBrokerAddr(msg.BrokerName, MasterID, true)
 	if !ok {
@@ -60,7 +51,7 @@ func (i *Instance) SendMessageBack(ctx context.Context, group string, msg *messa
 		Group:             group,
 		DelayLevel:        delayLevel,
 		OriginMsgID:       msg.MsgID(),
-		OriginTopic:       msg.Topic,
+		OriginTopic:       i.cfg.Namespace.Wrap(msg.Topic),
 		MaxReconsumeTimes: protocol.Some(maxReconsumeTimes),
 		BrokerName:        msg.BrokerName,
 	}
@@ -119,7 +110,10 @@ func (i *Instance) sendToRetryTopic(ctx context.Context, group string, msg *mess
 		origin = msg.MsgID()
 	}
 	props.Set(message.PropertyOriginMessageID, origin)
-	props.Set(message.PropertyRetryTopic, msg.Topic)
+	props.Set(message.PropertyRetryTopic, i.cfg.Namespace.Wrap(msg.Topic))
+	if i.cfg.Namespace != "" {
+		props.Set(message.PropertyInstanceID, string(i.cfg.Namespace)) // as Java's producer marks what a namespaced client sends
+	}
 	props.Delete(message.PropertyTransactionPrepared)
 	props.Delete(message.PropertyReconsumeTime)
 	props.Delete(message.PropertyMaxReconsumeTimes)

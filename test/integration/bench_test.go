@@ -14,16 +14,22 @@ import (
 // BenchmarkConsume measures the consumer end to end on the fake broker: b.N messages
 // preloaded over 8 queues, consumed by a listener that only counts. ns/op and
 // allocs/op are per message and include the fake broker's share (it runs in the same
-// process); compare runs, not absolute values.
+// process); compare runs, not absolute values. The namespace case shows that
+// restoring topic names costs nothing per message.
 //
 //	go test -run '^$' -bench BenchmarkConsume -benchmem ./test/integration
 func BenchmarkConsume(b *testing.B) {
 	for _, size := range []struct {
-		name string
-		body int
-	}{{"128B", 128}, {"1KiB", 1024}} {
+		name      string
+		body      int
+		namespace string
+	}{{"128B", 128, ""}, {"1KiB", 1024, ""}, {"128B-namespace", 128, "NsB"}} {
 		b.Run(size.name, func(b *testing.B) {
-			c, err := fakebroker.NewCluster(fakebroker.WithTopic("bench", 8))
+			topic := "bench"
+			if size.namespace != "" {
+				topic = size.namespace + "%bench"
+			}
+			c, err := fakebroker.NewCluster(fakebroker.WithTopic(topic, 8))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -33,9 +39,9 @@ func BenchmarkConsume(b *testing.B) {
 			for i := 0; i < b.N; i += chunk {
 				msgs := make([]*message.Message, min(chunk, b.N-i))
 				for j := range msgs {
-					msgs[j] = &message.Message{Topic: "bench", Body: body}
+					msgs[j] = &message.Message{Topic: topic, Body: body}
 				}
-				if _, err := c.Produce("bench", msgs...); err != nil {
+				if _, err := c.Produce(topic, msgs...); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -43,6 +49,7 @@ func BenchmarkConsume(b *testing.B) {
 			done := make(chan struct{})
 			pc, err := consumer.NewPushConsumer("bench-group",
 				consumer.WithNameServers(c.NameServerAddr()),
+				consumer.WithNamespace(size.namespace),
 				consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
 			if err != nil {
 				b.Fatal(err)
