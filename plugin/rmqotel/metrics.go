@@ -11,44 +11,34 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/rmqpush/rmqpush/consumer"
+	"github.com/rmqpush/rmqpush/plugin/rmqmetrics"
 )
 
-// Metric names. The first four are those of RocketMQ 5's clients (rocketmq-clients,
-// HistogramEnum and GaugeEnum); the others follow their style for what RocketMQ's
-// clients do not publish.
+// Metric and label names, and buckets: package rmqmetrics, shared with plugin/rmqprom.
 const (
-	ProcessTime    = "rocketmq_process_time"             // histogram, ms: listener call duration, per message
-	AwaitTime      = "rocketmq_await_time"               // histogram, ms: time in the local cache before the listener call, per message
-	CachedMessages = "rocketmq_consumer_cached_messages" // gauge: messages in the local cache, per topic
-	CachedBytes    = "rocketmq_consumer_cached_bytes"    // gauge, bytes: their bodies, per topic
+	ProcessTime    = rmqmetrics.ProcessTime
+	AwaitTime      = rmqmetrics.AwaitTime
+	CachedMessages = rmqmetrics.CachedMessages
+	CachedBytes    = rmqmetrics.CachedBytes
+	LagMessages    = rmqmetrics.LagMessages
+	LagLatency     = rmqmetrics.LagLatency
+	Pulls          = rmqmetrics.Pulls
+	PullLatency    = rmqmetrics.PullLatency
+	PulledMessages = rmqmetrics.PulledMessages
+	SendBacks      = rmqmetrics.SendBacks
+	DeadLetters    = rmqmetrics.DeadLetters
+	LocalRetries   = rmqmetrics.LocalRetries
 
-	LagMessages      = "rocketmq_consumer_lag_messages"             // gauge: broker max offset (from pull answers) − committed offset, per queue
-	LagLatency       = "rocketmq_consumer_lag_latency"              // gauge, ms: now − store time of the oldest unconsumed cached message, per queue
-	Pulls            = "rocketmq_pull_total"                        // counter: pulls answered or failed, per broker
-	PullLatency      = "rocketmq_pull_latency"                      // histogram, ms: pull round trip (long polls included), per broker
-	PulledMessages   = "rocketmq_pulled_messages_total"             // counter: messages pulled, per topic and broker
-	SendBacks        = "rocketmq_consumer_send_back_messages_total" // counter: messages handed back for a retry (or failed to be)
-	DeadLetters      = "rocketmq_consumer_dlq_messages_total"       // counter: messages sent to the dead-letter queue
-	LocalRetries     = "rocketmq_consumer_local_retry_messages_total"
-	labelTopic       = "topic"
-	labelGroup       = "consumer_group"
-	labelClientID    = "client_id"
-	labelStatus      = "invocation_status"
-	labelBroker      = "broker"
-	labelQueueID     = "queue_id"
-	statusSuccess    = "success"
-	statusFailure    = "failure"
-	msPerNanosecond  = 1e-6
+	labelTopic       = rmqmetrics.LabelTopic
+	labelGroup       = rmqmetrics.LabelGroup
+	labelClientID    = rmqmetrics.LabelClientID
+	labelStatus      = rmqmetrics.LabelStatus
+	labelBroker      = rmqmetrics.LabelBroker
+	labelQueueID     = rmqmetrics.LabelQueueID
+	statusSuccess    = rmqmetrics.StatusSuccess
+	statusFailure    = rmqmetrics.StatusFailure
+	msPerNanosecond  = rmqmetrics.MillisPerNanosecond
 	unitMilliseconds = "ms"
-)
-
-// Histogram bucket boundaries, in milliseconds: RocketMQ 5's clients' for process and
-// await time (rocketmq-clients' HistogramEnum; the site's table omits process time's
-// 1000), and long-poll-aware ones for pulls, which a broker holds up to 15 s.
-var (
-	processTimeBuckets = []float64{1, 5, 10, 100, 1000, 10000, 60000}
-	awaitTimeBuckets   = []float64{1, 5, 20, 100, 1000, 5000, 10000}
-	pullLatencyBuckets = []float64{1, 5, 10, 100, 1000, 5000, 15000, 30000}
 )
 
 // Metrics records a consumer's metrics; install it with consumer.WithHooks. One Metrics
@@ -71,33 +61,33 @@ func NewMetrics(opts ...Option) (*Metrics, error) {
 	meter := cfg.meterProvider.Meter(instrumentationName)
 	m := &Metrics{consumers: map[*consumer.PushConsumer]struct{}{}}
 	var errs []error
-	hist := func(name, desc string, buckets []float64) metric.Float64Histogram {
-		h, err := meter.Float64Histogram(name, metric.WithDescription(desc), metric.WithUnit(unitMilliseconds),
+	hist := func(name string, buckets []float64) metric.Float64Histogram {
+		h, err := meter.Float64Histogram(name, metric.WithDescription(rmqmetrics.Description(name)), metric.WithUnit(unitMilliseconds),
 			metric.WithExplicitBucketBoundaries(buckets...))
 		errs = append(errs, err)
 		return h
 	}
-	counter := func(name, desc string) metric.Int64Counter {
-		c, err := meter.Int64Counter(name, metric.WithDescription(desc), metric.WithUnit("{message}"))
+	counter := func(name string) metric.Int64Counter {
+		c, err := meter.Int64Counter(name, metric.WithDescription(rmqmetrics.Description(name)), metric.WithUnit("{message}"))
 		errs = append(errs, err)
 		return c
 	}
-	m.processTime = hist(ProcessTime, "Listener call duration, recorded once per message of the call.", processTimeBuckets)
-	m.awaitTime = hist(AwaitTime, "Time a message waited in the local cache before its listener call.", awaitTimeBuckets)
-	m.pullLatency = hist(PullLatency, "Pull round trip, long polls included.", pullLatencyBuckets)
-	m.pulls = counter(Pulls, "Pulls answered (success) or failed (failure).")
-	m.pulledMsgs = counter(PulledMessages, "Messages pulled.")
-	m.sendBacks = counter(SendBacks, "Messages handed back to the broker for a later retry (success), or that could not be (failure).")
-	m.deadLetters = counter(DeadLetters, "Messages sent to the dead-letter queue.")
-	m.localRetry = counter(LocalRetries, "Messages to be consumed again by this consumer: send-back failed, or an orderly queue suspended.")
+	m.processTime = hist(ProcessTime, rmqmetrics.ProcessTimeBuckets())
+	m.awaitTime = hist(AwaitTime, rmqmetrics.AwaitTimeBuckets())
+	m.pullLatency = hist(PullLatency, rmqmetrics.PullLatencyBuckets())
+	m.pulls = counter(Pulls)
+	m.pulledMsgs = counter(PulledMessages)
+	m.sendBacks = counter(SendBacks)
+	m.deadLetters = counter(DeadLetters)
+	m.localRetry = counter(LocalRetries)
 
-	cachedMsgs, err := meter.Int64ObservableGauge(CachedMessages, metric.WithDescription("Messages pulled and not consumed yet."), metric.WithUnit("{message}"))
+	cachedMsgs, err := meter.Int64ObservableGauge(CachedMessages, metric.WithDescription(rmqmetrics.Description(CachedMessages)), metric.WithUnit("{message}"))
 	errs = append(errs, err)
-	cachedBytes, err := meter.Int64ObservableGauge(CachedBytes, metric.WithDescription("Body bytes of the messages pulled and not consumed yet."), metric.WithUnit("By"))
+	cachedBytes, err := meter.Int64ObservableGauge(CachedBytes, metric.WithDescription(rmqmetrics.Description(CachedBytes)), metric.WithUnit("By"))
 	errs = append(errs, err)
-	lag, err := meter.Int64ObservableGauge(LagMessages, metric.WithDescription("Broker max offset from the pull answers minus the committed offset."), metric.WithUnit("{message}"))
+	lag, err := meter.Int64ObservableGauge(LagMessages, metric.WithDescription(rmqmetrics.Description(LagMessages)), metric.WithUnit("{message}"))
 	errs = append(errs, err)
-	lagLatency, err := meter.Float64ObservableGauge(LagLatency, metric.WithDescription("Now minus the store time of the oldest message pulled and not consumed yet (0 when none)."), metric.WithUnit(unitMilliseconds))
+	lagLatency, err := meter.Float64ObservableGauge(LagLatency, metric.WithDescription(rmqmetrics.Description(LagLatency)), metric.WithUnit(unitMilliseconds))
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rmqpush/rmqpush/consumer"
 	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/plugin/rmqmetrics"
 	"github.com/rmqpush/rmqpush/test/fakebroker"
 )
 
@@ -79,7 +80,7 @@ func TestMetricsNamesLabelsAndCounts(t *testing.T) {
 		require.Equal(t, "t", a["topic"])
 		require.Equal(t, "g", a["consumer_group"])
 		require.Equal(t, client, a["client_id"])
-		require.Equal(t, processTimeBuckets, dp.Bounds)
+		require.Equal(t, rmqmetrics.ProcessTimeBuckets(), dp.Bounds)
 		counts[a["invocation_status"]] += dp.Count
 	}
 	require.Equal(t, map[string]uint64{"success": n - 1, "failure": 1}, counts)
@@ -87,7 +88,7 @@ func TestMetricsNamesLabelsAndCounts(t *testing.T) {
 	await := got[AwaitTime].Data.(metricdata.Histogram[float64])
 	require.Len(t, await.DataPoints, 1)
 	require.Equal(t, uint64(n), await.DataPoints[0].Count)
-	require.Equal(t, awaitTimeBuckets, await.DataPoints[0].Bounds)
+	require.Equal(t, rmqmetrics.AwaitTimeBuckets(), await.DataPoints[0].Bounds)
 	require.Equal(t, map[string]string{"topic": "t", "consumer_group": "g", "client_id": client}, attrsOf(await.DataPoints[0].Attributes))
 
 	cached := got[CachedMessages].Data.(metricdata.Gauge[int64])
