@@ -13,11 +13,10 @@ import (
 //
 // Supported:
 //   - the checks, codes and remarks in 4.9.8's order: TOPIC_NOT_EXIST, NO_PERMISSION on
-//     an unreadable topic, SYSTEM_ERROR for a queue id outside the read queues,
-//     SUBSCRIPTION_PARSE_FAILED for a bad expression (subscription flag set), else the
-//     group's heartbeat subscription: SUBSCRIPTION_NOT_EXIST without group or topic,
-//     SUBSCRIPTION_NOT_LATEST when the request's subVersion is newer; SYSTEM_ERROR for
-//     SQL92 (the broker's enablePropertyFilter is off by default);
+//     an unreadable topic, SYSTEM_ERROR for a queue id outside the read queues, then the
+//     subscription and its filter (filter.go: SUBSCRIPTION_PARSE_FAILED,
+//     SUBSCRIPTION_NOT_EXIST, SUBSCRIPTION_NOT_LATEST, FILTER_DATA_NOT_EXIST,
+//     FILTER_DATA_NOT_LATEST, SYSTEM_ERROR for SQL92 without WithPropertyFilter);
 //   - the store's statuses as remarks and response codes: FOUND (SUCCESS),
 //     NO_MESSAGE_IN_QUEUE (PULL_NOT_FOUND at offset 0, else PULL_OFFSET_MOVED),
 //     OFFSET_TOO_SMALL and OFFSET_OVERFLOW_BADLY (PULL_OFFSET_MOVED),
@@ -26,13 +25,14 @@ import (
 //     no slaves) and the real corrections of nextBeginOffset;
 //   - the batch limits of messages in memory: the first message always, then at most
 //     maxMsgNums (a value of 0 or less still gets one), 32 messages and 256 KiB;
-//     messages whose tags hash code the filter does not match are skipped and counted
-//     in nextBeginOffset, scanning at most max(800, maxMsgNums) queue units per pull;
+//     messages the filter does not match (tags hash code, or SQL92 on the stored
+//     properties) are skipped and counted in nextBeginOffset, scanning at most
+//     max(800, maxMsgNums) queue units per pull;
 //   - long polling (longpoll.go), the commit offset carried by the pull (stored when the
 //     commit flag is set, also when the pull is held, but not when a held pull is run
 //     again, as in 4.9.8).
 //
-// Left out: slaves and suggestWhichBrokerId other than 0, SQL92 and class filters,
+// Left out: slaves and suggestWhichBrokerId other than 0, class filters,
 // messages "in disk" (everything is in memory, so the in-disk limits of 8 messages and
 // 64 KiB never apply), the OFFSET_MOVED_EVENT message a real broker stores on
 // PULL_OFFSET_MOVED, consume hooks and statistics.
@@ -102,35 +102,10 @@ func (b *Broker) pullInto(sc conn, req *remoting.Command, h *protocol.PullMessag
 			"queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[/%s]",
 			h.QueueID, h.Topic, t.read, sc.RemoteAddr())), nil
 	}
-	var f *filter
-	if hasSub {
-		sd, err := protocol.BuildSubscriptionOfType(h.Topic, h.ExpressionType, h.Subscription)
-		if err != nil {
-			b.mu.Unlock()
-			return pullError(req, protocol.ResponseSubscriptionParseFailed, remarkSubParseFailed), nil
-		}
-		f = newFilter(&sd)
-	} else {
-		g := b.groups[h.ConsumerGroup]
-		if g == nil {
-			b.mu.Unlock()
-			return pullError(req, protocol.ResponseSubscriptionNotExist, remarkGroupInfoNotExist), nil
-		}
-		sub := g.subs[h.Topic]
-		if sub == nil {
-			b.mu.Unlock()
-			return pullError(req, protocol.ResponseSubscriptionNotExist, remarkSubNotExist), nil
-		}
-		if sub.data.SubVersion < h.SubVersion {
-			b.mu.Unlock()
-			return pullError(req, protocol.ResponseSubscriptionNotLatest, remarkSubNotLatest), nil
-		}
-		f = sub.filter
-	}
-	if f.sql {
+	f, refused, remark := b.pullFilter(h, hasSub) // filter.go
+	if f == nil {
 		b.mu.Unlock()
-		return pullError(req, protocol.ResponseSystemError,
-			"The broker does not support consumer to filter message by "+protocol.ExpressionTypeSQL92), nil
+		return pullError(req, refused, remark), nil
 	}
 
 	q := t.queues[h.QueueID]
@@ -235,7 +210,7 @@ func (b *Broker) getMessage(q *consumeQueue, offset int64, maxMsgNums int32, f *
 				continue
 			}
 			rec := b.log.at(e.pos, e.size)
-			if rec == nil {
+			if rec == nil || !f.matchesRecord(rec) {
 				continue
 			}
 			recs[r.n] = rec
@@ -273,34 +248,3 @@ func (b *Broker) commitOffset(group, topic string, queueID int32, offset int64) 
 
 // maxOffsetEntries bounds the committed offsets a broker keeps.
 const maxOffsetEntries = 1 << 22
-
-// filter is a subscription compiled for the consume queue (ExpressionMessageFilter with
-// tags hash codes).
-type filter struct {
-	all   bool
-	sql   bool
-	codes []int32
-}
-
-func newFilter(sd *protocol.SubscriptionData) *filter {
-	switch {
-	case sd.ExpressionType == protocol.ExpressionTypeSQL92:
-		return &filter{sql: true}
-	case sd.ClassFilterMode || sd.SubString == protocol.SubAll:
-		return &filter{all: true}
-	}
-	return &filter{codes: sd.CodeSet}
-}
-
-// matches is ExpressionMessageFilter.isMatchedByConsumeQueue for a tags hash code.
-func (f *filter) matches(tags int32) bool {
-	if f.all || f.sql {
-		return true
-	}
-	for _, c := range f.codes {
-		if c == tags {
-			return true
-		}
-	}
-	return false
-}

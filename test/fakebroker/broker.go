@@ -28,25 +28,27 @@ type Broker struct {
 	idx  int
 	ep   *endpoint
 
-	mu         sync.Mutex
-	registered bool   // listed in routes: from Start to Stop (a killed broker stays listed)
-	stopping   bool   // Stop or Kill is closing the connections
-	runGen     uint64 // changed by Start and Stop: timers armed before are stale
-	storeHost  netip.AddrPort
-	log        commitLog
-	topics     map[string]*topicConfig
-	offsets    map[offsetKey]int64
-	groups     map[string]*consumerGroup
-	producers  map[string]map[conn]*member
-	lastHB     map[string]ConsumerInfo
-	locks      map[string]map[message.Queue]*lockEntry
-	lockCount  int
-	held       map[*heldPull]struct{}
-	holdTask   *task
-	expiryTask *task
-	delay      []*delayLevel
-	memberSeq  uint64
-	uniqSeq    uint32
+	mu          sync.Mutex
+	registered  bool   // listed in routes: from Start to Stop (a killed broker stays listed)
+	stopping    bool   // Stop or Kill is closing the connections
+	runGen      uint64 // changed by Start and Stop: timers armed before are stale
+	storeHost   netip.AddrPort
+	log         commitLog
+	topics      map[string]*topicConfig
+	offsets     map[offsetKey]int64
+	groups      map[string]*consumerGroup
+	producers   map[string]map[conn]*member
+	lastHB      map[string]ConsumerInfo
+	filters     map[string]map[string]*filterData // topic → group (filterdata.go)
+	filterCount int
+	locks       map[string]map[message.Queue]*lockEntry
+	lockCount   int
+	held        map[*heldPull]struct{}
+	holdTask    *task
+	expiryTask  *task
+	delay       []*delayLevel
+	memberSeq   uint64
+	uniqSeq     uint32
 
 	regressionTotal int                // consumer-offset writes that moved an offset back
 	regressionCount map[string]int     // the same, by group
@@ -70,6 +72,7 @@ func newBroker(c *Cluster, idx int, name string, addr string) *Broker {
 		groups:    make(map[string]*consumerGroup),
 		producers: make(map[string]map[conn]*member),
 		lastHB:    make(map[string]ConsumerInfo),
+		filters:   make(map[string]map[string]*filterData),
 		locks:     make(map[string]map[message.Queue]*lockEntry),
 		held:      make(map[*heldPull]struct{}),
 	}
@@ -113,6 +116,7 @@ func (b *Broker) register() {
 		protocol.RequestGetConsumerListByGroup:    b.getConsumerListByGroup,
 		protocol.RequestLockBatchMQ:               b.lockBatchMQ,
 		protocol.RequestUnlockBatchMQ:             b.unlockBatchMQ,
+		protocol.RequestCheckClientConfig:         b.checkClientConfig,
 		protocol.RequestInvokeBrokerToResetOffset: b.invokeBrokerToResetOffset,
 	} {
 		b.ep.handle(code, h)

@@ -20,6 +20,7 @@ const (
 	RequestGetConsumerListByGroup    int32 = 38
 	RequestLockBatchMQ               int32 = 41
 	RequestUnlockBatchMQ             int32 = 42
+	RequestCheckClientConfig         int32 = 46
 	RequestGetRouteInfoByTopic       int32 = 105
 	RequestGetBrokerClusterInfo      int32 = 106
 	RequestInvokeBrokerToResetOffset int32 = 222
@@ -35,9 +36,12 @@ const (
 	ResponseServiceNotAvailable       int32 = 14
 	ResponseNoPermission              int32 = 16
 	ResponseTopicNotExist             int32 = 17
+	ResponseSubscriptionParseFailed   int32 = 23
 	ResponseSubscriptionNotExist      int32 = 24
 	ResponseSubscriptionNotLatest     int32 = 25
 	ResponseSubscriptionGroupNotExist int32 = 26
+	ResponseFilterDataNotExist        int32 = 27
+	ResponseFilterDataNotLatest       int32 = 28
 	ResponseFlowControl               int32 = 215
 )
 

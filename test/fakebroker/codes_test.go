@@ -26,6 +26,7 @@ func TestCodesAreTheProtocols(t *testing.T) {
 		{RequestGetConsumerListByGroup, protocol.RequestGetConsumerListByGroup},
 		{RequestLockBatchMQ, protocol.RequestLockBatchMQ},
 		{RequestUnlockBatchMQ, protocol.RequestUnlockBatchMQ},
+		{RequestCheckClientConfig, protocol.RequestCheckClientConfig},
 		{RequestGetRouteInfoByTopic, protocol.RequestGetRouteInfoByTopic},
 		{RequestGetBrokerClusterInfo, protocol.RequestGetBrokerClusterInfo},
 		{RequestInvokeBrokerToResetOffset, protocol.RequestInvokeBrokerToResetOffset},
@@ -38,6 +39,9 @@ func TestCodesAreTheProtocols(t *testing.T) {
 		{ResponseTopicNotExist, protocol.ResponseTopicNotExist},
 		{ResponseSubscriptionNotExist, protocol.ResponseSubscriptionNotExist},
 		{ResponseSubscriptionNotLatest, protocol.ResponseSubscriptionNotLatest},
+		{ResponseSubscriptionParseFailed, protocol.ResponseSubscriptionParseFailed},
+		{ResponseFilterDataNotExist, protocol.ResponseFilterDataNotExist},
+		{ResponseFilterDataNotLatest, protocol.ResponseFilterDataNotLatest},
 		{ResponseSubscriptionGroupNotExist, protocol.ResponseSubscriptionGroupNotExist},
 		{ResponseFlowControl, protocol.ResponseFlowControl},
 	} {

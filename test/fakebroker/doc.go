@@ -18,13 +18,19 @@
 // polling), QUERY_CONSUMER_OFFSET, UPDATE_CONSUMER_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP,
 // GET_MAX_OFFSET, GET_MIN_OFFSET, VIEW_MESSAGE_BY_ID, HEART_BEAT, UNREGISTER_CLIENT,
 // CONSUMER_SEND_MSG_BACK, GET_CONSUMER_LIST_BY_GROUP, LOCK_BATCH_MQ, UNLOCK_BATCH_MQ,
-// UPDATE_AND_CREATE_TOPIC and INVOKE_BROKER_TO_RESET_OFFSET on brokers; and, started by
+// CHECK_CLIENT_CONFIG, UPDATE_AND_CREATE_TOPIC and INVOKE_BROKER_TO_RESET_OFFSET on
+// brokers; and, started by
 // the broker, NOTIFY_CONSUMER_IDS_CHANGED, RESET_CONSUMER_CLIENT_OFFSET,
 // GET_CONSUMER_RUNNING_INFO, CONSUME_MESSAGE_DIRECTLY and GET_CONSUMER_STATUS_FROM_CLIENT
 // (the last three as Broker methods a test calls). Any other code is answered
 // REQUEST_CODE_NOT_SUPPORTED. Requests whose header or body cannot be read get
 // SYSTEM_ERROR, in JSON, as 4.9.8's catch-all answers; nothing a client sends can panic
 // a server or make it allocate without bound (tables have limits; see the files).
+//
+// Subscriptions are filtered as 4.9.8 filters them: by tag hash code, or, with
+// WithPropertyFilter (enablePropertyFilter, off by default as in 4.9.8), by SQL92
+// expressions over message properties (filter.go, filterdata.go, and the evaluator in
+// internal/sql92, which parses, refuses and evaluates expressions as 4.9.8 does).
 //
 // # Testing with it
 //

@@ -128,8 +128,9 @@ func decodeFields(s string) remoting.Fields {
 }
 
 // FuzzHandlers feeds arbitrary headers and bodies to every handler, without a network,
-// on a broker with a topic, messages and a registered consumer. Nothing may panic, and a
-// request that expects an answer gets one (or is held as a long poll).
+// on a broker with a topic, messages and two registered consumers (by tag and SQL92).
+// Nothing may panic, and a request that expects an answer gets one (or is held as a long
+// poll).
 func FuzzHandlers(f *testing.F) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*", "*-c2s-code*.bin"))
 	require.NoError(f, err)
@@ -151,6 +152,13 @@ func FuzzHandlers(f *testing.F) {
 		hb := protocol.HeartbeatData{ClientID: "cid", ConsumerDataSet: []protocol.ConsumerData{{GroupName: "G",
 			ConsumeType: protocol.ConsumePassively, MessageModel: protocol.Clustering,
 			SubscriptionDataSet: []protocol.SubscriptionData{{Topic: "T", SubString: "*", ExpressionType: "TAG"}}}}}
+		o.b.heartBeat(fc, remoting.NewRequest(protocol.RequestHeartBeat, nil, hb.Encode(protocol.StyleFastjson)))
+		// Group S filters T by SQL92, on a broker with the property filter on for bodies
+		// of even length.
+		o.b.cfg.propertyFilter = len(body)%2 == 0
+		hb.ConsumerDataSet[0].GroupName = "S"
+		hb.ConsumerDataSet[0].SubscriptionDataSet[0] = protocol.SubscriptionData{Topic: "T", SubString: "a > 1 OR TAGS = 'TagA'",
+			ExpressionType: protocol.ExpressionTypeSQL92, SubVersion: 1}
 		o.b.heartBeat(fc, remoting.NewRequest(protocol.RequestHeartBeat, nil, hb.Encode(protocol.StyleFastjson)))
 		for range 2 { // twice: the first may change what the second meets
 			req := &remoting.Command{Code: code, Language: remoting.LanguageJava, Version: int32(version),

@@ -101,10 +101,10 @@ func (b *Broker) registerConsumer(sc conn, req *remoting.Command, clientID strin
 		old := g.subs[sd.Topic]
 		switch {
 		case old == nil:
-			g.subs[sd.Topic] = &subscription{data: *sd, filter: newFilter(sd)}
+			g.subs[sd.Topic] = &subscription{data: *sd, filter: tagFilter(sd)}
 			changed = true
 		case sd.SubVersion > old.data.SubVersion:
-			g.subs[sd.Topic] = &subscription{data: *sd, filter: newFilter(sd)}
+			g.subs[sd.Topic] = &subscription{data: *sd, filter: tagFilter(sd)}
 		}
 	}
 	for topic := range g.subs {

@@ -67,16 +67,17 @@ func (b *Broker) dropHeld(hp *heldPull) {
 	hp.cq.held = slices.DeleteFunc(hp.cq.held, func(x *heldPull) bool { return x == hp })
 }
 
-// arrived returns the pulls held on q that a new message with tags hash code tags wakes
-// (PullRequestHoldService.notifyMessageArriving), removing them. It runs under b.mu.
-func (b *Broker) arrived(q *consumeQueue, tags int32) []*heldPull {
+// arrived returns the pulls held on q that a new message with tags hash code tags and
+// properties props wakes (PullRequestHoldService.notifyMessageArriving), removing them.
+// It runs under b.mu.
+func (b *Broker) arrived(q *consumeQueue, tags int32, props *jprops) []*heldPull {
 	if len(q.held) == 0 {
 		return nil
 	}
 	var wake []*heldPull
 	max := q.maxOffset()
 	for _, hp := range q.held {
-		if max > hp.h.QueueOffset && hp.filter.matches(tags) {
+		if max > hp.h.QueueOffset && hp.filter.matchesArrival(tags, props) {
 			wake = append(wake, hp)
 		}
 	}

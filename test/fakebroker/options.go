@@ -60,6 +60,7 @@ type config struct {
 	retryMaxTimes  int32
 	maxMessageSize int
 	lags           map[int32]Lag // by request code; see WithLag
+	propertyFilter bool
 	errs           []error
 }
 
@@ -374,6 +375,14 @@ func WithMaxMessageSize(n int) Opt {
 		}
 		c.maxMessageSize = n
 	}
+}
+
+// WithPropertyFilter turns the brokers' enablePropertyFilter on or off (default off, as
+// in 4.9.8). On, SQL92 subscriptions are filtered on the broker; off, their
+// CHECK_CLIENT_CONFIG and pulls are answered SYSTEM_ERROR "The broker does not support
+// consumer to filter message by SQL92", as a real broker answers them.
+func WithPropertyFilter(on bool) Opt {
+	return func(c *config) { c.propertyFilter = on }
 }
 
 // portOf returns the configured port of broker i (0 when none).

@@ -125,7 +125,7 @@ func (b *Broker) putMessage(m *inner) (putResult, []*heldPull, error) {
 		b.armDelay(dl)
 		return res, nil, nil
 	}
-	return res, b.arrived(q, tags), nil
+	return res, b.arrived(q, tags, m.props), nil
 }
 
 // recordSize is the size of m's store record.

@@ -18,7 +18,11 @@ const (
 	remarkGroupInfoNotExist = "the consumer's group info not exist" + faqSuffix
 	remarkSubNotExist       = "the consumer's subscription not exist" + faqSuffix
 	remarkSubParseFailed    = "parse the consumer's subscription failed"
-	remarkMessageIllegal    = "the message is illegal, maybe msg body or properties length not matched. msg body length limit 128k, msg properties length limit 32k."
+	// Filter data (SQL92 subscriptions).
+	remarkFilterDataNotExist  = "The broker's consumer filter data is not exist!Your expression may be wrong!"
+	remarkFilterDataNotLatest = "the consumer's consumer filter data not latest"
+	remarkNoPropertyFilter    = "The broker does not support consumer to filter message by " // + the expression type
+	remarkMessageIllegal      = "the message is illegal, maybe msg body or properties length not matched. msg body length limit 128k, msg properties length limit 32k."
 )
 
 // exceptionRemark renders err as Java's RemotingHelper.exceptionSimpleDesc would render

@@ -77,6 +77,7 @@ func options(args []string, stderr io.Writer) ([]fakebroker.Opt, string, error) 
 	serviceTime := fs.Duration("pull-service-time", 0, "answer each pull this long after it arrived, as a busy real broker (e.g. 300us)")
 	reorder := fs.Duration("out-of-order-offsets", 0, "process pulls and offset updates up to this long late, in any order, as 4.9.8's thread pools may (e.g. 5ms)")
 	controlAddr := fs.String("control", "", "serve the control endpoint (HTTP, JSON) on this loopback host:port; empty: none")
+	propertyFilter := fs.Bool("property-filter", false, "filter SQL92 subscriptions on the brokers (enablePropertyFilter)")
 	var topics topicFlags
 	fs.Var(&topics, "topic", "topic to create, name:queues[:broker-a,broker-b] (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -106,6 +107,7 @@ func options(args []string, stderr io.Writer) ([]fakebroker.Opt, string, error) 
 		fakebroker.WithAutoCreateTopics(*autoCreate),
 		fakebroker.WithDelayScale(*delayScale),
 		fakebroker.WithClientExpiry(*expiry),
+		fakebroker.WithPropertyFilter(*propertyFilter),
 	}
 	if *serviceTime < 0 || *reorder < 0 {
 		return nil, "", errors.New("-pull-service-time and -out-of-order-offsets must not be negative")

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/rmqpush/rmqpush/internal/protocol"
+	"github.com/rmqpush/rmqpush/remoting"
 	"github.com/rmqpush/rmqpush/test/fakebroker"
 	"github.com/rmqpush/rmqpush/test/fakebroker/control"
 )
@@ -34,6 +36,7 @@ func TestOptions(t *testing.T) {
 		{"bad host", []string{"-namesrv", "localhost:0"}, "WithHost"},
 		{"stray argument", []string{"extra"}, "unexpected arguments"},
 		{"control on loopback", []string{"-namesrv", "127.0.0.1:0", "-control", "127.0.0.1:0"}, ""},
+		{"property filter", []string{"-namesrv", "127.0.0.1:0", "-property-filter"}, ""},
 		{"realistic broker", []string{"-namesrv", "127.0.0.1:0", "-pull-service-time", "300us", "-out-of-order-offsets", "2ms"}, ""},
 		{"negative service time", []string{"-pull-service-time", "-1ms"}, "must not be negative"},
 		{"control not on loopback", []string{"-control", "0.0.0.0:0"}, "loopback"},
@@ -60,6 +63,33 @@ func TestOptions(t *testing.T) {
 
 // The command prints its addresses, "ready", and serves the control endpoint until its
 // context ends.
+// -property-filter turns enablePropertyFilter on: CHECK_CLIENT_CONFIG of an SQL92
+// subscription succeeds instead of being refused.
+func TestPropertyFilterFlag(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		args := []string{"-namesrv", "127.0.0.1:0"}
+		want := protocol.ResponseSystemError
+		if on {
+			args = append(args, "-property-filter")
+			want = protocol.ResponseSuccess
+		}
+		opts, _, err := options(args, io.Discard)
+		require.NoError(t, err)
+		c, err := fakebroker.NewCluster(opts...)
+		require.NoError(t, err)
+		rc, err := remoting.NewClient()
+		require.NoError(t, err)
+		body := protocol.CheckClientConfigBody{ClientID: "c@1", Group: "G", SubscriptionData: protocol.SubscriptionData{
+			Topic: "T", SubString: "a > 1", ExpressionType: protocol.ExpressionTypeSQL92}}
+		resp, err := rc.Invoke(t.Context(), c.Brokers()[0].Addr(),
+			remoting.NewRequest(protocol.RequestCheckClientConfig, nil, body.Encode(protocol.StyleStandard)))
+		require.NoError(t, err)
+		require.Equal(t, want, resp.Code, resp.Remark)
+		require.NoError(t, rc.Close())
+		require.NoError(t, c.Close())
+	}
+}
+
 func TestServeWithControl(t *testing.T) {
 	pr, pw := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
