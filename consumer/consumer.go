@@ -247,6 +247,7 @@ func (c *PushConsumer) Stats() Stats {
 		return out // the fields below are set by a successful Start
 	}
 	out.MessageTrace = c.traceStats()
+	out.PullTurnaround = c.puller.Turnaround()
 	committed := c.offsets.Table()
 	for q, pq := range c.rebalancer.ProcessQueues() {
 		qs := QueueStats{CachedMsgs: pq.Count(), CachedBytes: pq.Size(), CommittedOffset: -1, BrokerMaxOffset: pq.BrokerMaxOffset()}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/pull"
 )
 
 // Stats is a snapshot of a consumer's statistics.
@@ -17,6 +18,9 @@ type Stats struct {
 	Queues map[message.Queue]QueueStats
 	// MessageTrace counts the message trace's records (WithMessageTrace).
 	MessageTrace MessageTraceStats
+	// PullTurnaround is how long the consumer took, since Start, from reading a pull's
+	// FOUND answer to sending the queue's next pull, when nothing held that pull back.
+	PullTurnaround pull.Turnaround
 }
 
 // TopicStats are one topic's figures (Java's ConsumeStatus, plus totals).

@@ -1,6 +1,8 @@
 package pull
 
 import (
+	"time"
+
 	"github.com/rmqpush/rmqpush/message"
 	"github.com/rmqpush/rmqpush/processqueue"
 )
@@ -15,6 +17,9 @@ type Request struct {
 	NextOffset int64
 
 	brokerID int64 // the node the broker suggested pulling from next; 0 is the master
+	// answered is when the FOUND answer the next pull follows was read, for the
+	// turnaround; zero when the next pull does not follow one or was held back.
+	answered time.Time
 }
 
 // NewRequest returns the pull request of a newly assigned queue, starting at offset.

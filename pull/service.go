@@ -30,6 +30,7 @@ type Service struct {
 
 	inflight sync.WaitGroup // pulls sent and not yet answered
 
+	turnaround     histogram     // FOUND answer read → next pull sent
 	flowControlled atomic.Uint64 // times a queue was held back, for rate-limited logs
 	failureLog     logLimiter    // pull failures (warnings)
 	badRecordLog   logLimiter    // bodies with a bad record (errors)
@@ -102,8 +103,9 @@ func (s *Service) Wait() { s.inflight.Wait() }
 // Submit queues r to be pulled now. It never blocks; after Stop it does nothing.
 func (s *Service) Submit(r *Request) { s.queue.add(r) }
 
-// SubmitLater queues r to be pulled after d.
+// SubmitLater queues r to be pulled after d. The wait is not counted in the turnaround.
 func (s *Service) SubmitLater(r *Request, d time.Duration) {
+	r.answered = time.Time{}
 	s.queue.addLater(r, time.Now().Add(d))
 }
 
@@ -207,11 +209,16 @@ func (s *Service) pull(r *Request) {
 		h.Subscription = sub.SubString
 	}
 	sent := time.Now()
+	answered := r.answered
+	r.answered = time.Time{}
 	s.inflight.Add(1)
 	err := s.cfg.Broker.PullAsync(addr, &h, s.cfg.CallTimeout, func(res *client.PullResult, err error) {
 		defer s.inflight.Done()
 		s.onAnswer(r, sub, sent, res, err)
 	})
+	if err == nil && !answered.IsZero() {
+		s.turnaround.record(sent.Sub(answered))
+	}
 	if err != nil {
 		s.inflight.Done()
 		s.logf(logging.LevelWarn, "pull not sent; retrying later", r, err)
@@ -256,6 +263,7 @@ func (s *Service) onAnswer(r *Request, sub protocol.SubscriptionData, sent time.
 	r.brokerID = res.SuggestWhichBrokerID
 	switch res.Status {
 	case client.PullFound:
+		r.answered = time.Now()
 		s.found(r, sub, sent, res)
 	case client.PullNoNewMsg, client.PullNoMatchedMsg:
 		s.report(r, sent, 0)
@@ -399,6 +407,9 @@ func (s *Service) logf(level logging.Level, msg string, r *Request, err error) {
 		s.log.Log(level, msg, "queue", r.Queue.String(), "offset", r.NextOffset)
 	}
 }
+
+// Turnaround returns the turnaround figures since Start; see Turnaround.
+func (s *Service) Turnaround() Turnaround { return s.turnaround.summary() }
 
 // Pending returns the number of requests queued or waiting for a delay.
 func (s *Service) Pending() int { return s.queue.len() }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rmqpush/rmqpush/internal/protocol"
+
 	"github.com/rmqpush/rmqpush/test/conformance/internal/benchrun"
 )
 
@@ -29,6 +31,8 @@ func TestBenchSmoke(t *testing.T) {
 	cfg.Settle = 500 * time.Millisecond
 	cfg.IdleQueues, cfg.IdleSettle, cfg.IdleWindow = 16, 500*time.Millisecond, time.Second
 	cfg.WorkerTimeout = 2 * time.Minute
+	// The realistic mode: a pull service time and a busy core.
+	cfg.PullServiceTime, cfg.BusyCore = benchrun.RealisticPullServiceTime, true
 	var out, log bytes.Buffer
 	cfg.Out, cfg.Log = &out, &log
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -43,6 +47,10 @@ func TestBenchSmoke(t *testing.T) {
 		require.Positive(t, r.MsgsPerSec, "%s %s throughput", r.Client, r.Variant)
 		require.Positive(t, r.MaxRSSKiB, "%s %s peak RSS", r.Client, r.Variant)
 		require.Positive(t, r.PeakGoroutines, "%s %s goroutines", r.Client, r.Variant)
+		require.Positive(t, r.RequestsPerThousand[protocol.RequestPullMessage], "%s %s pulls counted", r.Client, r.Variant)
+		if r.Client == "rmqpush" {
+			require.Positive(t, r.TurnaroundCount, "%s %s pull turnaround measured", r.Client, r.Variant)
+		}
 	}
 	require.Len(t, rep.Latency, 2, "latency runs")
 	for _, r := range rep.Latency {
@@ -54,7 +62,7 @@ func TestBenchSmoke(t *testing.T) {
 		require.True(t, r.Counted, "%s: requests counted on the fake", r.Client)
 		require.Positive(t, r.PeakGoroutines, r.Client)
 	}
-	for _, table := range []string{"#### consume-all", "#### latency", "#### idle", "rocketmq-client-go", "raw puller"} {
+	for _, table := range []string{"#### consume-all", "#### latency", "#### idle", "rocketmq-client-go", "raw puller", "pull turnaround p50 / p99"} {
 		require.Contains(t, out.String(), table)
 	}
 }

@@ -4,6 +4,7 @@
 //
 //	go run ./cmd/bench                                   # everything, on a fake cluster it starts
 //	go run ./cmd/bench -scenarios consume -runs 1        # a quicker look
+//	go run ./cmd/bench -realistic                        # a fake broker that behaves as a real one on a small machine
 //	go run ./cmd/bench -namesrv 10.0.0.5:9876 -broker 10.0.0.5:10911   # a real cluster
 //
 // It builds the workers (cmd/benchrmqpush, cmd/benchpeer, cmd/benchraw) and the fake
@@ -52,12 +53,21 @@ func run(args []string) error {
 	fs.IntVar(&cfg.LatencyRuns, "latency-runs", cfg.LatencyRuns, "latency: runs of each client")
 	fs.IntVar(&cfg.IdleQueues, "idle-queues", cfg.IdleQueues, "idle: queues of the topic")
 	fs.DurationVar(&cfg.IdleWindow, "idle-window", cfg.IdleWindow, "idle: measured window")
+	realistic := fs.Bool("realistic", false, "the fake broker as a real one behaves on a small machine: -pull-service-time 300us -busy-core")
+	fs.DurationVar(&cfg.PullServiceTime, "pull-service-time", 0, "fake cluster: answer each pull this long after it arrived")
+	fs.BoolVar(&cfg.BusyCore, "busy-core", false, "keep one core busy with another process during the consume and latency scenarios")
 	fs.StringVar(&cfg.ProfileDir, "profiles", "", "write CPU and allocation profiles of each rmqpush consume run here")
 	workers := workerFlags{}
 	fs.Var(workers, "worker", "an extra worker program, name=path (repeatable); add name to -clients")
 	results := fs.String("results", "", "append every worker result to this file as JSON lines")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *realistic {
+		cfg.BusyCore = true
+		if cfg.PullServiceTime == 0 {
+			cfg.PullServiceTime = benchrun.RealisticPullServiceTime
+		}
 	}
 	cfg.Workers = workers
 	cfg.Build = !*noBuild

@@ -64,6 +64,12 @@ func (c *client) Start(o benchkit.Options, sink *benchkit.Sink) error {
 
 func (c *client) Shutdown(ctx context.Context) error { return c.pc.Shutdown(ctx) }
 
+// Turnaround reports the consumer's pull turnaround (benchkit.TurnaroundReporter).
+func (c *client) Turnaround() (int64, time.Duration, time.Duration) {
+	t := c.pc.Stats().PullTurnaround
+	return t.Count, t.P50, t.P99
+}
+
 func main() {
 	os.Exit(benchkit.Main("rmqpush", &client{}, os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -37,7 +37,12 @@ type Result struct {
 	P99Micros      float64 `json:"p99_us"`
 	P999Micros     float64 `json:"p999_us"`
 	MaxMicros      float64 `json:"max_us"`
-	Error          string  `json:"error,omitempty"` // what went wrong, if anything
+	// Pull turnaround, reported by clients that measure it (TurnaroundReporter): from
+	// reading a FOUND answer to sending the queue's next pull.
+	TurnaroundCount     int64   `json:"turnaround_count,omitempty"`
+	TurnaroundP50Micros float64 `json:"turnaround_p50_us,omitempty"`
+	TurnaroundP99Micros float64 `json:"turnaround_p99_us,omitempty"`
+	Error               string  `json:"error,omitempty"` // what went wrong, if anything
 }
 
 // resultPrefix starts the result line.

@@ -38,6 +38,13 @@ type Client interface {
 	Shutdown(ctx context.Context) error
 }
 
+// TurnaroundReporter is a Client that measures its pull turnaround: from reading a pull's
+// FOUND answer to sending the queue's next pull, when nothing held that pull back.
+type TurnaroundReporter interface {
+	// Turnaround returns how many pulls were measured and their p50 and p99.
+	Turnaround() (n int64, p50, p99 time.Duration)
+}
+
 // Mode names.
 const (
 	ModeConsume = "consume"
@@ -184,6 +191,11 @@ func (w *worker) consume(n int64, timing bool, timeout time.Duration, cpuProfile
 	r.MaxRSSKiB = after.MaxRSS
 	r.RSSKiB = RSS()
 	r.PeakGoroutines, _ = sampler.Stats()
+	if tr, ok := w.client.(TurnaroundReporter); ok {
+		var p50, p99 time.Duration
+		r.TurnaroundCount, p50, p99 = tr.Turnaround()
+		r.TurnaroundP50Micros, r.TurnaroundP99Micros = micros(int64(p50)), micros(int64(p99))
+	}
 	if timing {
 		lat := slices.Clone(sink.Latencies())
 		slices.Sort(lat)

@@ -13,6 +13,7 @@ const (
 	binRMQPush = "benchrmqpush"
 	binPeer    = "benchpeer"
 	binRaw     = "benchraw"
+	binBurn    = "benchburn"
 )
 
 var buildPackages = []string{
@@ -20,6 +21,7 @@ var buildPackages = []string{
 	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchrmqpush",
 	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchpeer",
 	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchraw",
+	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchburn",
 }
 
 // build builds the programs into dir (go build -o dir/ ...), without the race detector

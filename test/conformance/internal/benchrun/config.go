@@ -34,6 +34,13 @@ type Config struct {
 	BinDir string
 	Build  bool
 
+	// PullServiceTime, with the fake cluster, makes its broker answer each pull this
+	// long after it arrived (fakebroker.WithPullServiceTime): a real broker is not free.
+	PullServiceTime time.Duration
+	// BusyCore runs a process that keeps one core busy (cmd/benchburn) during the
+	// consume and latency scenarios, as a real broker's JVM does on a small machine.
+	BusyCore bool
+
 	// Scenarios to run: any of "consume", "latency", "idle".
 	Scenarios []string
 	// Workloads of the consume scenario.
@@ -96,9 +103,21 @@ func Default() Config {
 	}
 }
 
+// RealisticPullServiceTime is the pull service time of the realistic mode: about what a
+// real 4.9.8 broker sharing a 2-core machine with its client takes per pull of 32
+// messages (issue "Performance on a real broker": a raw puller's cycle of ~0.56 ms per
+// queue, loopback and the client's share included).
+const RealisticPullServiceTime = 300 * time.Microsecond
+
 func (c *Config) check() error {
 	if c.NameServer != "" && c.Broker == "" {
 		return errors.New("benchrun: a real name server needs the address of a master to create topics on (-broker)")
+	}
+	if c.NameServer != "" && c.PullServiceTime > 0 {
+		return errors.New("benchrun: -pull-service-time applies to the fake cluster only")
+	}
+	if c.PullServiceTime < 0 {
+		return errors.New("benchrun: the pull service time must not be negative")
 	}
 	if c.Runs < 1 || c.LatencyRuns < 1 {
 		return errors.New("benchrun: runs must be at least 1")

@@ -112,6 +112,7 @@ func (rep *Report) writeConsume(w io.Writer, cfg *Config) {
 				slices.Max(pick(rs, func(r ConsumeRun) float64 { return float64(r.PeakGoroutines) })),
 				broker)
 		}
+		rep.writeRequests(w, wl, m, order)
 		fmt.Fprintln(w)
 		var ours []string
 		for _, k := range order {
@@ -125,6 +126,87 @@ func (rep *Report) writeConsume(w io.Writer, cfg *Config) {
 			}
 		}
 	}
+}
+
+// writeRequests prints, when the fake cluster counted them, the requests each client
+// sent per 1,000 messages and its pull turnaround, medians over the runs.
+func (rep *Report) writeRequests(w io.Writer, wl string, m map[key][]ConsumeRun, order []key) {
+	counted := false
+	for _, k := range order {
+		if k.workload == wl && m[k][0].RequestsPerThousand != nil {
+			counted = true
+		}
+	}
+	if !counted {
+		return
+	}
+	fmt.Fprintln(w, "\n| client | settings | PULL_MESSAGE per 1,000 msgs | other requests per 1,000 msgs | others by request | pull turnaround p50 / p99 µs |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---|---:|")
+	for _, k := range order {
+		if k.workload != wl {
+			continue
+		}
+		rs := m[k]
+		pulls := benchkit.Median(pick(rs, func(r ConsumeRun) float64 { return r.RequestsPerThousand[protocol.RequestPullMessage] }))
+		others := benchkit.Median(pick(rs, func(r ConsumeRun) float64 { return otherRequests(r.RequestsPerThousand) }))
+		turn := "–"
+		if rs[0].TurnaroundCount > 0 {
+			turn = fmt.Sprintf("%.0f / %.0f", benchkit.Median(pick(rs, func(r ConsumeRun) float64 { return r.TurnaroundP50Micros })),
+				benchkit.Median(pick(rs, func(r ConsumeRun) float64 { return r.TurnaroundP99Micros })))
+		}
+		fmt.Fprintf(w, "| %s | %s | %.2f | %.3f | %s | %s |\n", clientLabel(k.client), settingLabel(k.client, k.setting),
+			pulls, others, formatRequests(rs[len(rs)/2].RequestsPerThousand), turn)
+	}
+}
+
+// otherRequests sums the requests per 1,000 messages other than PULL_MESSAGE.
+func otherRequests(perThousand map[int32]float64) float64 {
+	t := 0.0
+	for code, v := range perThousand {
+		if code != protocol.RequestPullMessage {
+			t += v
+		}
+	}
+	return t
+}
+
+// formatRequests lists requests per 1,000 messages other than PULL_MESSAGE, the most
+// frequent first: "UPDATE_CONSUMER_OFFSET 4.21, HEART_BEAT 0.01".
+func formatRequests(perThousand map[int32]float64) string {
+	if perThousand == nil {
+		return "not counted"
+	}
+	codes := make([]int32, 0, len(perThousand))
+	for c := range perThousand {
+		if c != protocol.RequestPullMessage {
+			codes = append(codes, c)
+		}
+	}
+	if len(codes) == 0 {
+		return "none"
+	}
+	slices.SortFunc(codes, func(a, b int32) int {
+		if perThousand[a] != perThousand[b] {
+			if perThousand[a] > perThousand[b] {
+				return -1
+			}
+			return 1
+		}
+		return int(a - b)
+	})
+	parts := make([]string, len(codes))
+	for i, c := range codes {
+		parts[i] = fmt.Sprintf("%s %.3f", protocol.RequestName(c), perThousand[c])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// formatTurnaround returns ", pull turnaround p50 … p99 …" for a run that measured it.
+func formatTurnaround(r benchkit.Result) string {
+	if r.TurnaroundCount == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", pull turnaround p50 %.0f µs p99 %.0f µs over %d pulls", r.TurnaroundP50Micros, r.TurnaroundP99Micros, r.TurnaroundCount)
 }
 
 // writeRatio prints how client compares with the peer in the same rounds.

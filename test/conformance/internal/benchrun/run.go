@@ -32,6 +32,9 @@ type ConsumeRun struct {
 	// BrokerCPUPerMillion is the fake broker process's CPU seconds per million
 	// messages during the run (0 on a real cluster).
 	BrokerCPUPerMillion float64
+	// RequestsPerThousand are the requests the fake cluster received during the run
+	// per 1,000 messages consumed, by request code (nil on a real cluster).
+	RequestsPerThousand map[int32]float64 `json:",omitempty"`
 }
 
 // LatencyRun is one latency run of one client.
@@ -97,6 +100,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 		defer r.disconnect()
+		if cfg.BusyCore {
+			b, err := startBurner(filepath.Join(r.bin, binBurn))
+			if err != nil {
+				return nil, err
+			}
+			r.logf("busy core: %s (pid %d)", binBurn, b.cmd.Process.Pid)
+			defer b.stop()
+		}
 	}
 	if cfg.has("consume") {
 		for _, w := range cfg.Workloads {
@@ -128,7 +139,7 @@ func (r *runner) connect(ctx context.Context) error {
 	r.nsAddr = r.cfg.NameServer
 	broker := r.cfg.Broker
 	if r.nsAddr == "" {
-		f, err := startFake(ctx, filepath.Join(r.bin, binFake), r.cfg.Log)
+		f, err := startFake(ctx, filepath.Join(r.bin, binFake), r.cfg.PullServiceTime, r.cfg.Log)
 		if err != nil {
 			return err
 		}
@@ -161,6 +172,20 @@ func (r *runner) record(v any) {
 	if err == nil {
 		fmt.Fprintln(r.cfg.Results, string(b))
 	}
+}
+
+// requestCounts returns the fake cluster's request counts, or nil (a real cluster, or
+// the count could not be read: the run then reports none).
+func (r *runner) requestCounts(ctx context.Context) map[int32]int {
+	if r.fake == nil {
+		return nil
+	}
+	counts, err := r.fake.requests(ctx)
+	if err != nil {
+		r.logf("reading the fake cluster's request counts: %v", err)
+		return nil
+	}
+	return counts
 }
 
 func (r *runner) brokerCPU() time.Duration {
@@ -216,9 +241,9 @@ func (r *runner) consumeAll(ctx context.Context, w Workload) error {
 				base := filepath.Join(r.cfg.ProfileDir, fmt.Sprintf("%s-%s-%s-%d", s.client, w.Name(), s.setting, round))
 				args = append(args, "-cpuprofile", base+".cpu.pprof", "-memprofile", base+".allocs.pprof")
 			}
-			cpu0 := r.brokerCPU()
+			cpu0, req0 := r.brokerCPU(), r.requestCounts(ctx)
 			res, err := runWorker(ctx, r.workerBin(s.client), args, r.cfg.WorkerTimeout, r.cfg.Log, nil)
-			cpu1 := r.brokerCPU()
+			cpu1, req1 := r.brokerCPU(), r.requestCounts(ctx)
 			if err != nil {
 				return err
 			}
@@ -226,12 +251,21 @@ func (r *runner) consumeAll(ctx context.Context, w Workload) error {
 			run := ConsumeRun{Workload: w.Name(), Round: round, Result: res}
 			if r.fake != nil && res.Got > 0 {
 				run.BrokerCPUPerMillion = (cpu1 - cpu0).Seconds() / float64(res.Got) * 1e6
+				if req0 != nil && req1 != nil {
+					run.RequestsPerThousand = map[int32]float64{}
+					for code, n := range req1 {
+						if d := n - req0[code]; d > 0 {
+							run.RequestsPerThousand[code] = float64(d) / float64(res.Got) * 1000
+						}
+					}
+				}
 			}
 			r.report.Consume = append(r.report.Consume, run)
 			r.record(run)
-			r.logf("  %-7s %-7s round %d: %8.0f msg/s, %5.2f CPU-s/M, %5.2f allocs/msg, %4.0f B/msg, %.3f reads and %.3f writes/msg, %d GCs, peak RSS %5.1f MB, peak goroutines %d, broker %5.2f CPU-s/M",
+			r.logf("  %-7s %-7s round %d: %8.0f msg/s, %5.2f CPU-s/M, %5.2f allocs/msg, %4.0f B/msg, %.3f reads and %.3f writes/msg, %d GCs, peak RSS %5.1f MB, peak goroutines %d, broker %5.2f CPU-s/M, requests per 1,000 msgs: %s%s",
 				s.client, s.setting, round, res.MsgsPerSec, res.CPUPerMillion, res.MallocsPerMsg, res.BytesPerMsg,
-				res.ReadsPerMsg, res.WritesPerMsg, res.NumGC, float64(res.MaxRSSKiB)/1024, res.PeakGoroutines, run.BrokerCPUPerMillion)
+				res.ReadsPerMsg, res.WritesPerMsg, res.NumGC, float64(res.MaxRSSKiB)/1024, res.PeakGoroutines, run.BrokerCPUPerMillion,
+				formatRequests(run.RequestsPerThousand), formatTurnaround(res))
 			time.Sleep(time.Second) // let the broker forget the group's connection
 		}
 	}
