@@ -21,6 +21,9 @@ type scheduler struct {
 	exited  chan struct{}
 }
 
+// Below coarseTimer the scheduler does not trust a timer to wake it on time.
+const coarseTimer = 2 * time.Millisecond
+
 // task is one scheduled callback.
 type task struct {
 	at    time.Time
@@ -109,6 +112,19 @@ func (s *scheduler) run() {
 		s.mu.Unlock()
 		if next != nil {
 			next.fn()
+			continue
+		}
+		if wait < coarseTimer {
+			// Go's timers fire about a millisecond late when the process is otherwise
+			// idle (the poller waits in whole milliseconds): a 300 µs pull service time
+			// would take 1.1 ms. Sleep precisely instead; a task scheduled meanwhile
+			// waits for the end of the sleep (at most coarseTimer), and so does stop.
+			preciseSleep(wait)
+			select {
+			case <-s.done:
+				return
+			default:
+			}
 			continue
 		}
 		timer.Reset(wait)
