@@ -149,6 +149,12 @@ func (s *LocalStore) PersistAll(_ context.Context, qs []message.Queue) error {
 	return s.writeFile(s.table.snapshot())
 }
 
+// BeginPullCommit says no: a broadcasting consumer's offsets stay in the file.
+func (s *LocalStore) BeginPullCommit(message.Queue) (PullCommit, bool) { return PullCommit{}, false }
+
+// EndPullCommit does nothing; see BeginPullCommit.
+func (s *LocalStore) EndPullCommit(PullCommit, CommitOutcome) {}
+
 // Flush writes the file when any offset changed since the last successful write.
 func (s *LocalStore) Flush(context.Context) error {
 	if len(s.table.changed()) == 0 {

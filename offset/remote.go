@@ -72,22 +72,29 @@ func (s *RemoteStore) Read(ctx context.Context, q message.Queue, how ReadType) (
 }
 
 // Persist writes the in-memory offset of q to its broker, whether or not it changed.
+// When a write of q's offset is in flight (a pull carrying it), it waits for it to end
+// first (within ctx, and at most about a second), so the broker cannot store the older
+// offset after this one.
 func (s *RemoteStore) Persist(ctx context.Context, q message.Queue) error {
-	off, ok := s.table.get(q)
+	e, off, ok := s.table.claimWrite(ctx, q, true)
 	if !ok {
-		return nil
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("offset: persist %s offset of group %s: waiting for the write in flight: %w", q, s.group, err)
+		}
+		return nil // no offset in memory
 	}
-	return s.write(ctx, q, off)
+	return s.write(ctx, q, e, off)
 }
 
 // PersistAll writes the changed offsets of qs, one goroutine per broker, and forgets the
-// queues not in qs; see Store.
+// queues not in qs; see Store. A queue whose offset is being written (by its pull) is
+// left to that write.
 func (s *RemoteStore) PersistAll(ctx context.Context, qs []message.Queue) error {
 	return s.writeAll(ctx, s.table.dirty(qs, true))
 }
 
 // Flush writes the offsets that changed since their last successful persist; see
-// Store.
+// Store. A queue whose offset is being written (by its pull) is left to that write.
 func (s *RemoteStore) Flush(ctx context.Context) error {
 	dirty := s.table.changed()
 	if len(dirty) == 0 {
@@ -96,7 +103,14 @@ func (s *RemoteStore) Flush(ctx context.Context) error {
 	return s.writeAll(ctx, dirty)
 }
 
-// writeAll writes offsets, one goroutine per broker.
+// BeginPullCommit claims q's offset for a pull; see Store and commit.go.
+func (s *RemoteStore) BeginPullCommit(q message.Queue) (PullCommit, bool) { return s.table.beginPull(q) }
+
+// EndPullCommit releases a pull's claim; see Store.
+func (s *RemoteStore) EndPullCommit(c PullCommit, outcome CommitOutcome) { s.table.endPull(c, outcome) }
+
+// writeAll writes offsets, one goroutine per broker, skipping the queues with a write
+// in flight.
 func (s *RemoteStore) writeAll(ctx context.Context, dirty map[message.Queue]int64) error {
 	byBroker := make(map[string][]message.Queue)
 	for q := range dirty {
@@ -112,7 +126,11 @@ func (s *RemoteStore) writeAll(ctx context.Context, dirty map[message.Queue]int6
 		go func() {
 			defer wg.Done()
 			for _, q := range queues {
-				if err := s.write(ctx, q, dirty[q]); err != nil {
+				e, off, ok := s.table.claimWrite(ctx, q, false)
+				if !ok {
+					continue // being written, or removed meanwhile
+				}
+				if err := s.write(ctx, q, e, off); err != nil {
 					mu.Lock()
 					errs = append(errs, err)
 					mu.Unlock()
@@ -124,11 +142,15 @@ func (s *RemoteStore) writeAll(ctx context.Context, dirty map[message.Queue]int6
 	return errors.Join(errs...)
 }
 
-func (s *RemoteStore) write(ctx context.Context, q message.Queue, off int64) error {
-	if err := s.api.UpdateConsumerOffset(ctx, s.group, q, off); err != nil {
+// write sends an update claimed by claimWrite and releases the claim. A failed update
+// may still reach the broker (a timeout, a lost connection): the queue stays busy for a
+// while after.
+func (s *RemoteStore) write(ctx context.Context, q message.Queue, e *entry, off int64) error {
+	err := s.api.UpdateConsumerOffset(ctx, s.group, q, off)
+	s.table.endWrite(e, off, err == nil, err != nil)
+	if err != nil {
 		return fmt.Errorf("offset: persist %s offset %d of group %s: %w", q, off, s.group, err)
 	}
-	s.table.markPersisted(q, off)
 	return nil
 }
 

@@ -64,6 +64,14 @@ type Store interface {
 	// soon after each listener call instead of at the next pull or persist round; it
 	// costs nothing when nothing changed.
 	Flush(ctx context.Context) error
+	// BeginPullCommit claims q's offset for a pull to carry (its commit-offset flag):
+	// ok when q has an offset above 0 and no other write of it is in flight. The pull's
+	// owner must call EndPullCommit once the pull's fate is known. Only the remote store
+	// says yes; see commit.go for why a queue has at most one write in flight.
+	BeginPullCommit(q message.Queue) (PullCommit, bool)
+	// EndPullCommit releases a claim of BeginPullCommit: outcome says whether the
+	// broker stored the offset.
+	EndPullCommit(c PullCommit, outcome CommitOutcome)
 	// Remove ends a freeze of q's offset. The remote store also forgets the in-memory
 	// offset (the queue's next owner reads it from the broker); the local store keeps
 	// it, as its file holds every queue's offset (Java's LocalFileOffsetStore.removeOffset

@@ -2,6 +2,7 @@ package offset
 
 import (
 	"sync"
+	"time"
 
 	"github.com/rmqpush/rmqpush/message"
 )
@@ -11,15 +12,25 @@ type entry struct {
 	offset    int64
 	persisted int64 // the offset last written successfully, or -1
 	frozen    bool
+
+	// Writes to the broker in flight (the remote store; see commit.go).
+	pulling bool      // a pull carrying the offset is unanswered
+	writing bool      // an UPDATE_CONSUMER_OFFSET is unanswered
+	unsure  time.Time // until then a write whose outcome is unknown may still land
 }
 
 // table is the in-memory offset table both stores share.
 type table struct {
 	mu      sync.Mutex
 	entries map[message.Queue]*entry
+	settled chan struct{} // closed when a write in flight ends; nil when nobody waits
+	grace   time.Duration // unsureGrace
+	maxWait time.Duration // maxCommitWait
 }
 
-func newTable() table { return table{entries: make(map[message.Queue]*entry)} }
+func newTable() table {
+	return table{entries: make(map[message.Queue]*entry), grace: unsureGrace, maxWait: maxCommitWait}
+}
 
 func (t *table) update(q message.Queue, offset int64, increaseOnly bool) {
 	t.mu.Lock()
@@ -102,7 +113,7 @@ func (t *table) collect(keep func(message.Queue) bool, forget bool) map[message.
 	return out
 }
 
-// persisted records that offset was written for q.
+// markPersisted records that offset was written for q (the local store's file).
 func (t *table) markPersisted(q message.Queue, offset int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

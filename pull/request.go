@@ -16,7 +16,8 @@ type Request struct {
 	// NextOffset is the queue offset the next pull starts at.
 	NextOffset int64
 
-	brokerID int64 // the node the broker suggested pulling from next; 0 is the master
+	brokerID  int64 // the node the broker suggested pulling from next; 0 is the master
+	brokerMax int64 // the queue's max offset in the last answer; -1 before the first
 	// answered is when the FOUND answer the next pull follows was read, for the
 	// turnaround; zero when the next pull does not follow one or was held back.
 	answered time.Time
@@ -24,5 +25,5 @@ type Request struct {
 
 // NewRequest returns the pull request of a newly assigned queue, starting at offset.
 func NewRequest(q message.Queue, pq *processqueue.ProcessQueue, offset int64) *Request {
-	return &Request{Queue: q, PQ: pq, NextOffset: offset}
+	return &Request{Queue: q, PQ: pq, NextOffset: offset, brokerMax: -1}
 }

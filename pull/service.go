@@ -1,7 +1,6 @@
 package pull
 
 import (
-	"context"
 	"errors"
 	"strconv"
 	"sync"
@@ -198,9 +197,15 @@ func (s *Service) pull(r *Request) {
 		ExpressionType:       sub.ExpressionType,
 		BrokerName:           r.Queue.BrokerName,
 	}
-	if s.cfg.Clustering && !slave {
-		if off, err := s.cfg.Offsets.Read(context.Background(), r.Queue, offset.ReadFromMemory); err == nil && off > 0 {
-			h.CommitOffset = off
+	// The pull carries the queue's offset (as Java's does) when the broker has more
+	// messages than it: such a pull is answered at once, so an update of the offset
+	// waits for it little. A pull likely to be held (nothing more to read) carries none:
+	// it would keep the offset from being written by an update for as long as it is held.
+	var commit offset.PullCommit
+	if s.cfg.Clustering && !slave && r.NextOffset < r.brokerMax {
+		var ok bool
+		if commit, ok = s.cfg.Offsets.BeginPullCommit(r.Queue); ok {
+			h.CommitOffset = commit.Offset()
 			h.SysFlag |= protocol.PullSysFlagCommitOffset
 		}
 	}
@@ -214,12 +219,14 @@ func (s *Service) pull(r *Request) {
 	s.inflight.Add(1)
 	err := s.cfg.Broker.PullAsync(addr, &h, s.cfg.CallTimeout, func(res *client.PullResult, err error) {
 		defer s.inflight.Done()
+		s.cfg.Offsets.EndPullCommit(commit, commitOutcome(err))
 		s.onAnswer(r, sub, sent, res, err)
 	})
 	if err == nil && !answered.IsZero() {
 		s.turnaround.record(sent.Sub(answered))
 	}
 	if err != nil {
+		s.cfg.Offsets.EndPullCommit(commit, offset.CommitNotStored)
 		s.inflight.Done()
 		s.logf(logging.LevelWarn, "pull not sent; retrying later", r, err)
 		s.SubmitLater(r, DelayError)
@@ -261,6 +268,7 @@ func (s *Service) onAnswer(r *Request, sub protocol.SubscriptionData, sent time.
 		return
 	}
 	r.brokerID = res.SuggestWhichBrokerID
+	r.brokerMax = res.MaxOffset
 	switch res.Status {
 	case client.PullFound:
 		r.answered = time.Now()
@@ -273,7 +281,7 @@ func (s *Service) onAnswer(r *Request, sub protocol.SubscriptionData, sent time.
 			// offset is consumed (or filtered out).
 			s.cfg.Offsets.Update(r.Queue, res.NextBeginOffset, true)
 		}
-		s.Submit(r)
+		s.pullNow(r)
 	case client.PullOffsetIllegal:
 		if logging.Enabled(s.log, logging.LevelWarn) {
 			s.log.Log(logging.LevelWarn, "pull offset illegal; dropping the queue to restart it at the corrected offset",
@@ -315,16 +323,30 @@ func (s *Service) found(r *Request, sub protocol.SubscriptionData, sent time.Tim
 		if r.PQ.Count() == 0 {
 			s.cfg.Offsets.Update(r.Queue, next, true) // all filtered out, nothing cached
 		}
-		s.Submit(r)
+		s.pullNow(r)
 		return
 	}
 	added, dispatch := r.PQ.Put(msgs, res.MaxOffset)
-	s.cfg.Dispatcher.Dispatch(r, added, dispatch)
+	// The next pull goes first: the broker works on it while the messages are handed
+	// over. From here on r belongs to that pull; Dispatch reads only its queue and cache.
 	if s.cfg.Interval > 0 {
 		s.SubmitLater(r, s.cfg.Interval)
 	} else {
-		s.Submit(r)
+		s.pullNow(r)
 	}
+	s.cfg.Dispatcher.Dispatch(r, added, dispatch)
+}
+
+// pullNow sends r's next pull from the goroutine that handled its answer (a connection's
+// read loop), without handing r to the service goroutine and waiting for it to run: the
+// queue's pipeline stands still until the next pull is out, and against a busy broker
+// each hand-off is throughput lost. pull never blocks: what must wait (flow control, a
+// paused consumer, an unknown broker) goes back to the service goroutine on a timer.
+func (s *Service) pullNow(r *Request) {
+	if s.isStopped() {
+		return
+	}
+	s.pull(r)
 }
 
 // prepare drops the messages whose tag is not subscribed (the broker filters by tag
@@ -361,6 +383,22 @@ func containsTag(tags []string, tag string) bool {
 func (s *Service) report(r *Request, sent time.Time, found int) {
 	if s.cfg.OnPulled != nil {
 		s.cfg.OnPulled(r.Queue, time.Since(sent), found, nil)
+	}
+}
+
+// commitOutcome says what became of the offset a pull carried, from the pull's error:
+// any answer of the broker's pull statuses means it processed the pull, and stored the
+// offset; a refusal means it did not read it; a lost connection or a timeout leaves it
+// unknown.
+func commitOutcome(err error) offset.CommitOutcome {
+	var be *protocol.BrokerError
+	switch {
+	case err == nil:
+		return offset.CommitStored
+	case errors.As(err, &be):
+		return offset.CommitNotStored
+	default:
+		return offset.CommitUnknown
 	}
 }
 

@@ -2,6 +2,7 @@ package pull
 
 import (
 	"context"
+	"io"
 	"net/netip"
 	"strconv"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/rmqpush/rmqpush/message"
 	"github.com/rmqpush/rmqpush/offset"
 	"github.com/rmqpush/rmqpush/processqueue"
+	"github.com/rmqpush/rmqpush/remoting"
 )
 
 // pullCall is one pull the service sent, waiting for the test to answer it.
@@ -368,4 +370,45 @@ func TestPullPausedAndUnknownBroker(t *testing.T) {
 func TestNewChecksConfig(t *testing.T) {
 	_, err := New(Config{})
 	require.Error(t, err)
+}
+
+// A pull carries the offset only when the broker has more messages (it is answered at
+// once), and every answer releases its claim on the offset: one write of a queue's
+// offset in flight at a time, whichever way it goes.
+func TestPullCommitOnlyWithBacklog(t *testing.T) {
+	h := newHarness(t, nil)
+	pq := processqueue.New(time.Now())
+	h.offsets.Update(testQueue, 10, true)
+	h.svc.Submit(NewRequest(testQueue, pq, 10))
+
+	c := h.nextCall(t)
+	require.Zero(t, c.h.SysFlag&protocol.PullSysFlagCommitOffset, "the broker's max offset is not known yet")
+	c.cb(&client.PullResult{Status: client.PullFound, NextBeginOffset: 12, MaxOffset: 30, Body: body(t, "t", 10, 12, "a")}, nil)
+	<-h.disp.seen
+
+	c = h.nextCall(t)
+	require.NotZero(t, c.h.SysFlag&protocol.PullSysFlagCommitOffset, "12 < 30: answered at once")
+	require.Equal(t, int64(10), c.h.CommitOffset)
+	_, ok := h.offsets.BeginPullCommit(testQueue)
+	require.False(t, ok, "the pull holds the offset")
+	require.NoError(t, h.offsets.Flush(context.Background()), "nothing written beside it (the store has no broker)")
+
+	c.cb(&client.PullResult{Status: client.PullFound, NextBeginOffset: 30, MaxOffset: 30, Body: body(t, "t", 12, 14, "a")}, nil)
+	<-h.disp.seen
+	c = h.nextCall(t)
+	require.Zero(t, c.h.SysFlag&protocol.PullSysFlagCommitOffset, "30 = 30: the pull will be held; updates write the offset")
+	commit, ok := h.offsets.BeginPullCommit(testQueue)
+	require.True(t, ok, "the answered pull released the offset")
+	h.offsets.EndPullCommit(commit, offset.CommitNotStored)
+
+	// A refused pull releases its claim at once; a lost one keeps the queue busy.
+	c.cb(&client.PullResult{Status: client.PullNoNewMsg, NextBeginOffset: 30, MaxOffset: 40}, nil)
+	c = h.nextCall(t)
+	require.NotZero(t, c.h.SysFlag&protocol.PullSysFlagCommitOffset)
+	c.cb(nil, protocol.NewBrokerError("127.0.0.1:10911", nil, nil))
+	commit, ok = h.offsets.BeginPullCommit(testQueue)
+	require.True(t, ok, "refused: the broker did not read the offset")
+	h.offsets.EndPullCommit(commit, offset.CommitNotStored)
+	require.Equal(t, offset.CommitStored, commitOutcome(nil))
+	require.Equal(t, offset.CommitUnknown, commitOutcome(&remoting.ConnError{Addr: "127.0.0.1:10911", Err: io.EOF}))
 }

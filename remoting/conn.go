@@ -61,7 +61,10 @@ type conn struct {
 	pending map[int32]*call // calls this side sent, by opaque
 	wq      [][]byte        // frames waiting for the write loop
 	wqBytes int
-	wake    chan struct{} // buffered, 1: frames were queued
+	writing bool          // a goroutine is writing to the socket (the write loop or a sender)
+	corked  bool          // the read loop is handling frames: it writes what they queue after
+	werr    error         // a sender's write failed: the write loop closes the conn with it
+	wake    chan struct{} // buffered, 1: frames were queued, or a sender's write failed
 	done    chan struct{} // closed when the conn closes
 }
 
@@ -116,18 +119,104 @@ func (c *conn) send(frame []byte, cl *call) error {
 		cl.conn.Store(c)
 		c.pending[cl.opaque] = cl
 	}
-	c.wq = append(c.wq, frame)
-	c.wqBytes += len(frame)
-	c.mu.Unlock()
-	select {
-	case c.wake <- struct{}{}:
+	switch {
+	case c.corked:
+		// The read loop is handling frames (a pull's answer sends the queue's next
+		// pull): it writes everything they queue in one write when it is done.
+		c.wq = append(c.wq, frame)
+		c.wqBytes += len(frame)
+		c.mu.Unlock()
+	case !c.writing && len(c.wq) == 0:
+		// Nobody is writing and nothing waits: write the frame from this goroutine
+		// rather than waking the write loop and waiting for it to be scheduled, which on
+		// a busy machine takes longer than the write.
+		c.writing = true
+		c.mu.Unlock()
+		c.writeDirect(frame)
 	default:
+		c.wq = append(c.wq, frame)
+		c.wqBytes += len(frame)
+		c.mu.Unlock()
+		c.wakeWriter()
 	}
 	if cl != nil && cl.done.Load() {
 		// Timed out while being registered: drop the entry the timer could not see.
 		c.forget(cl)
 	}
 	return nil
+}
+
+// writeDirect writes one frame for a sender that found the socket free (c.writing set
+// by it), then gives the socket back. Frames queued meanwhile are left to the write loop,
+// and so is a write error: the loop closes the conn, so pending calls never fail on a
+// sender's goroutine (an async caller is promised its callback runs elsewhere).
+func (c *conn) writeDirect(frame []byte) {
+	err := c.nc.SetWriteDeadline(time.Now().Add(c.settings.writeTimeout))
+	if err == nil {
+		_, err = c.nc.Write(frame)
+	}
+	c.pool.put(frame)
+	c.release(err)
+}
+
+// cork makes the frames sent from now on wait in the queue, unwritten, until uncork:
+// the read loop corks while it handles the frames it has read, so that the requests
+// their handling sends (the next pull of each answered queue) leave in one write.
+func (c *conn) cork() {
+	c.mu.Lock()
+	c.corked = true
+	c.mu.Unlock()
+}
+
+// uncork ends a cork and writes what was queued, from the read loop, unless another
+// goroutine is writing (it leaves the rest to the write loop). The read loop uncorks
+// before it waits for the stream, so nothing it queued waits for the next frame.
+func (c *conn) uncork(batch, iov *[][]byte, joined *[]byte) {
+	c.mu.Lock()
+	c.corked = false
+	if c.writing || len(c.wq) == 0 || c.closed {
+		more := len(c.wq) > 0
+		c.mu.Unlock()
+		if more {
+			c.wakeWriter()
+		}
+		return
+	}
+	*batch, c.wq = c.wq, (*batch)[:0]
+	c.wqBytes = 0
+	c.writing = true
+	c.mu.Unlock()
+	err := c.nc.SetWriteDeadline(time.Now().Add(c.settings.writeTimeout))
+	if err == nil {
+		err = c.writeBatch(*batch, iov, joined)
+	}
+	for i, b := range *batch {
+		c.pool.put(b)
+		(*batch)[i] = nil
+	}
+	c.release(err)
+}
+
+// release gives the socket back after a write by a goroutine other than the write loop,
+// waking the loop for frames queued meanwhile or to close the conn after err.
+func (c *conn) release(err error) {
+	c.mu.Lock()
+	c.writing = false
+	if err != nil && c.werr == nil {
+		c.werr = err
+	}
+	more := len(c.wq) > 0 || c.werr != nil
+	c.mu.Unlock()
+	if more {
+		c.wakeWriter()
+	}
+}
+
+func (c *conn) wakeWriter() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
 }
 
 // forget removes cl from the pending table, if it is still there.
@@ -208,7 +297,14 @@ func (c *conn) closeErr() error {
 func (c *conn) readLoop(wg *sync.WaitGroup) {
 	defer wg.Done()
 	fr := NewFrameReader(c.nc, c.settings.maxFrame)
+	var batch, iov [][]byte // for uncork's writes
+	var joined []byte
+	corked := false
 	for frames := 0; ; frames++ {
+		if corked && !fr.Ready() {
+			c.uncork(&batch, &iov, &joined) // before waiting for the stream
+			corked = false
+		}
 		cmd, err := fr.Read()
 		if err != nil {
 			var fe *FrameError
@@ -225,6 +321,10 @@ func (c *conn) readLoop(wg *sync.WaitGroup) {
 			return
 		}
 		c.activity.Add(1)
+		if !corked {
+			c.cork()
+			corked = true
+		}
 		if cmd.IsResponse() {
 			c.mu.Lock()
 			cl := c.pending[cmd.Opaque]
@@ -246,7 +346,6 @@ func (c *conn) writeLoop(wg *sync.WaitGroup) {
 	defer wg.Done()
 	var batch, iov [][]byte
 	var joined []byte
-	_, writev := c.nc.(interface{ SetNoDelay(bool) error }) // *net.TCPConn: net.Buffers uses writev
 	for {
 		select {
 		case <-c.wake:
@@ -254,34 +353,25 @@ func (c *conn) writeLoop(wg *sync.WaitGroup) {
 			return
 		}
 		c.mu.Lock()
-		batch, c.wq = c.wq, batch[:0]
-		c.wqBytes = 0
-		c.mu.Unlock()
-		if len(batch) == 0 {
+		if werr := c.werr; werr != nil {
+			c.mu.Unlock()
+			c.close(werr)
+			return
+		}
+		if c.writing || len(c.wq) == 0 {
+			// A sender is writing; it wakes the loop again if frames are left.
+			c.mu.Unlock()
 			continue
 		}
+		batch, c.wq = c.wq, batch[:0]
+		c.wqBytes = 0
+		c.writing = true
+		c.mu.Unlock()
 		if err := c.nc.SetWriteDeadline(time.Now().Add(c.settings.writeTimeout)); err != nil {
 			c.close(fmt.Errorf("set write deadline: %w", err))
 			return
 		}
-		var err error
-		if writev || len(batch) == 1 {
-			iov = append(iov[:0], batch...) // WriteTo consumes its slice; keep batch intact
-			bufs := net.Buffers(iov)
-			_, err = bufs.WriteTo(c.nc)
-			clear(iov)
-		} else {
-			// TLS and other wrapped connections write each buffer separately: join them
-			// so one batch is one write (and one TLS record where it fits).
-			joined = joined[:0]
-			for _, b := range batch {
-				joined = append(joined, b...)
-			}
-			_, err = c.nc.Write(joined)
-			if cap(joined) > framePoolMaxCap {
-				joined = nil
-			}
-		}
+		err := c.writeBatch(batch, &iov, &joined)
 		for i, b := range batch {
 			c.pool.put(b)
 			batch[i] = nil
@@ -290,7 +380,38 @@ func (c *conn) writeLoop(wg *sync.WaitGroup) {
 			c.close(err)
 			return
 		}
+		c.mu.Lock()
+		c.writing = false
+		if len(c.wq) > 0 {
+			c.wakeWriter() // queued while the batch was written
+		}
+		c.mu.Unlock()
 	}
+}
+
+// writeBatch writes frames with one write: writev on a TCP connection; joined into one
+// buffer on TLS and other wrapped connections, which write each buffer separately (one
+// batch is then one write, and one TLS record where it fits). iov and joined are the
+// caller's scratch.
+func (c *conn) writeBatch(batch [][]byte, iov *[][]byte, joined *[]byte) error {
+	_, writev := c.nc.(interface{ SetNoDelay(bool) error }) // *net.TCPConn: net.Buffers uses writev
+	var err error
+	if writev || len(batch) == 1 {
+		*iov = append((*iov)[:0], batch...) // WriteTo consumes its slice; keep batch intact
+		bufs := net.Buffers(*iov)
+		_, err = bufs.WriteTo(c.nc)
+		clear(*iov)
+	} else {
+		*joined = (*joined)[:0]
+		for _, b := range batch {
+			*joined = append(*joined, b...)
+		}
+		_, err = c.nc.Write(*joined)
+		if cap(*joined) > framePoolMaxCap {
+			*joined = nil
+		}
+	}
+	return err
 }
 
 // closeIfIdle closes c if it carried no frame since the previous call, waits for no

@@ -218,6 +218,21 @@ func (fr *FrameReader) read() (*Command, error) {
 	return cmd, nil
 }
 
+// Ready reports whether a whole frame is buffered, so that Read returns without
+// reading from the stream (an error already met counts as ready).
+func (fr *FrameReader) Ready() bool {
+	if fr.err != nil {
+		return true
+	}
+	n := fr.br.Buffered()
+	if n < 4 {
+		return false
+	}
+	p, _ := fr.br.Peek(4) // buffered: no read, no error
+	total := int64(int32(binary.BigEndian.Uint32(p)))
+	return total < 4 || int64(n) >= total+4 // a bad length is an error Read reports at once
+}
+
 // readErr describes a read that stopped after got of want bytes inside a frame.
 func readErr(err error, got, want int) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
