@@ -104,7 +104,9 @@ func (s *RemoteStore) Flush(ctx context.Context) error {
 }
 
 // BeginPullCommit claims q's offset for a pull; see Store and commit.go.
-func (s *RemoteStore) BeginPullCommit(q message.Queue) (PullCommit, bool) { return s.table.beginPull(q) }
+func (s *RemoteStore) BeginPullCommit(q message.Queue) (PullCommit, bool) {
+	return s.table.beginPull(q)
+}
 
 // EndPullCommit releases a pull's claim; see Store.
 func (s *RemoteStore) EndPullCommit(c PullCommit, outcome CommitOutcome) { s.table.endPull(c, outcome) }
