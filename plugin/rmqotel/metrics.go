@@ -186,35 +186,24 @@ func (m *Metrics) observe(o metric.Observer, cachedMsgs, cachedBytes, lag metric
 	}
 	m.mu.Unlock()
 	for _, c := range cs {
-		client := c.ClientID()
-		if client == "" {
+		g, ok := rmqmetrics.Read(c, now)
+		if !ok {
 			continue // not started
 		}
-		st := c.Stats()
-		type sums struct{ msgs, bytes int64 }
-		perTopic := map[string]sums{}
-		for q, qs := range st.Queues {
-			s := perTopic[q.Topic]
-			s.msgs += qs.CachedMsgs
-			s.bytes += qs.CachedBytes
-			perTopic[q.Topic] = s
-			queueAttrs := metric.WithAttributes(attribute.String(labelTopic, q.Topic), attribute.String(labelGroup, c.Group()),
-				attribute.String(labelClientID, client), attribute.String(labelBroker, q.BrokerName),
-				attribute.String(labelQueueID, strconv.Itoa(int(q.QueueID))))
-			if qs.CommittedOffset >= 0 && qs.BrokerMaxOffset >= 0 {
-				o.ObserveInt64(lag, qs.Lag, queueAttrs)
+		for _, q := range g.Queues {
+			queueAttrs := metric.WithAttributes(attribute.String(labelTopic, q.Queue.Topic), attribute.String(labelGroup, g.Group),
+				attribute.String(labelClientID, g.ClientID), attribute.String(labelBroker, q.Queue.BrokerName),
+				attribute.String(labelQueueID, strconv.Itoa(int(q.Queue.QueueID))))
+			if q.LagKnown {
+				o.ObserveInt64(lag, q.Lag, queueAttrs)
 			}
-			latency := 0.0
-			if !qs.OldestCachedStoreTime.IsZero() {
-				latency = max(float64(now.Sub(qs.OldestCachedStoreTime))*msPerNanosecond, 0)
-			}
-			o.ObserveFloat64(lagLatency, latency, queueAttrs)
+			o.ObserveFloat64(lagLatency, q.LagLatencyMillis, queueAttrs)
 		}
-		for topic, s := range perTopic {
-			attrs := metric.WithAttributes(attribute.String(labelTopic, topic), attribute.String(labelGroup, c.Group()),
-				attribute.String(labelClientID, client))
-			o.ObserveInt64(cachedMsgs, s.msgs, attrs)
-			o.ObserveInt64(cachedBytes, s.bytes, attrs)
+		for _, tg := range g.Topics {
+			attrs := metric.WithAttributes(attribute.String(labelTopic, tg.Topic), attribute.String(labelGroup, g.Group),
+				attribute.String(labelClientID, g.ClientID))
+			o.ObserveInt64(cachedMsgs, tg.CachedMessages, attrs)
+			o.ObserveInt64(cachedBytes, tg.CachedBytes, attrs)
 		}
 	}
 }

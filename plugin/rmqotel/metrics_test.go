@@ -13,6 +13,7 @@ import (
 
 	"github.com/rmqpush/rmqpush/consumer"
 	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/plugin/internal/plugintest"
 	"github.com/rmqpush/rmqpush/plugin/rmqmetrics"
 	"github.com/rmqpush/rmqpush/test/fakebroker"
 )
@@ -40,9 +41,9 @@ func attrsOf(s attribute.Set) map[string]string {
 }
 
 func TestMetricsNamesLabelsAndCounts(t *testing.T) {
-	c := newCluster(t, fakebroker.WithTopic("t", 2), fakebroker.WithDelayLevels(10*time.Millisecond, 10*time.Millisecond))
+	c := plugintest.NewCluster(t, fakebroker.WithTopic("t", 2), fakebroker.WithDelayLevels(10*time.Millisecond, 10*time.Millisecond))
 	const n = 30
-	produce(t, c, "t", n, nil)
+	plugintest.Produce(t, c, "t", n, nil)
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	defer mp.Shutdown(context.Background())
@@ -51,7 +52,7 @@ func TestMetricsNamesLabelsAndCounts(t *testing.T) {
 	defer m.Close()
 
 	var ok, failed atomic.Int64
-	pc := startConsumer(t, c, "t", []consumer.Option{consumer.WithHooks(m), consumer.WithMaxReconsumeTimes(0)},
+	pc := plugintest.StartConsumer(t, c, "t", []consumer.Option{consumer.WithHooks(m), consumer.WithMaxReconsumeTimes(0)},
 		func(_ context.Context, msgs []*message.Ext, _ *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
 			if string(msgs[0].Body) == "m-7" {
 				failed.Add(1)
@@ -60,9 +61,9 @@ func TestMetricsNamesLabelsAndCounts(t *testing.T) {
 			ok.Add(1)
 			return consumer.ConsumeSuccess
 		})
-	waitFor(t, "every message", func() bool { return ok.Load() == n-1 && len(c.DLQMessages("g")) == 1 })
+	plugintest.WaitFor(t, "every message", func() bool { return ok.Load() == n-1 && len(c.DLQMessages("g")) == 1 })
 	client := pc.ClientID()
-	waitFor(t, "offsets committed", func() bool {
+	plugintest.WaitFor(t, "offsets committed", func() bool {
 		for _, qs := range pc.Stats().Queues {
 			if qs.Lag != 0 || qs.CachedMsgs != 0 {
 				return false
@@ -132,6 +133,6 @@ func TestMetricsNamesLabelsAndCounts(t *testing.T) {
 	dlq := got[DeadLetters].Data.(metricdata.Sum[int64])
 	require.Equal(t, int64(1), dlq.DataPoints[0].Value)
 
-	shutdown(t, pc)
+	plugintest.Shutdown(t, pc)
 	require.NotContains(t, collect(t, reader), CachedMessages, "a shut down consumer's gauges are gone")
 }

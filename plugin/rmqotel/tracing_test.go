@@ -16,6 +16,7 @@ import (
 
 	"github.com/rmqpush/rmqpush/consumer"
 	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/plugin/internal/plugintest"
 	"github.com/rmqpush/rmqpush/test/fakebroker"
 )
 
@@ -41,9 +42,9 @@ func attrMap(kvs []attribute.KeyValue) map[string]attribute.Value {
 }
 
 func TestTracingOneSpanPerMessageWithTheProducersParent(t *testing.T) {
-	c := newCluster(t, fakebroker.WithTopic("t", 1))
+	c := plugintest.NewCluster(t, fakebroker.WithTopic("t", 1))
 	const n = 5
-	produce(t, c, "t", n, func(i int) map[string]string {
+	plugintest.Produce(t, c, "t", n, func(i int) map[string]string {
 		_, props := producerContext(i)
 		props[message.PropertyTags] = "tagA"
 		props[message.PropertyKeys] = "k1 k2"
@@ -56,7 +57,7 @@ func TestTracingOneSpanPerMessageWithTheProducersParent(t *testing.T) {
 
 	var mu sync.Mutex
 	listenerSpans := map[trace.SpanID]string{}
-	pc := startConsumer(t, c, "t", []consumer.Option{consumer.WithHooks(tr), consumer.WithMaxReconsumeTimes(0)},
+	pc := plugintest.StartConsumer(t, c, "t", []consumer.Option{consumer.WithHooks(tr), consumer.WithMaxReconsumeTimes(0)},
 		func(ctx context.Context, msgs []*message.Ext, _ *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
 			mu.Lock()
 			defer mu.Unlock()
@@ -66,8 +67,8 @@ func TestTracingOneSpanPerMessageWithTheProducersParent(t *testing.T) {
 			}
 			return consumer.ConsumeSuccess
 		})
-	waitFor(t, "the spans", func() bool { return len(rec.Ended()) == n && len(c.DLQMessages("g")) == 1 })
-	shutdown(t, pc)
+	plugintest.WaitFor(t, "the spans", func() bool { return len(rec.Ended()) == n && len(c.DLQMessages("g")) == 1 })
+	plugintest.Shutdown(t, pc)
 
 	failed := 0
 	for _, s := range rec.Ended() {
@@ -105,15 +106,15 @@ func TestTracingOneSpanPerMessageWithTheProducersParent(t *testing.T) {
 }
 
 func TestTracingBatchLinksEveryMessage(t *testing.T) {
-	c := newCluster(t, fakebroker.WithTopic("t", 1))
+	c := plugintest.NewCluster(t, fakebroker.WithTopic("t", 1))
 	const n = 4
-	produce(t, c, "t", n, func(i int) map[string]string { _, p := producerContext(i); return p })
+	plugintest.Produce(t, c, "t", n, func(i int) map[string]string { _, p := producerContext(i); return p })
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	defer tp.Shutdown(context.Background())
 	tr := NewTracing(WithTracerProvider(tp), WithPropagator(propagation.TraceContext{}))
 	done := make(chan struct{}, 1)
-	pc := startConsumer(t, c, "t", []consumer.Option{consumer.WithHooks(tr),
+	pc := plugintest.StartConsumer(t, c, "t", []consumer.Option{consumer.WithHooks(tr),
 		consumer.WithConsumeMessageBatchMaxSize(n), consumer.WithPullBatchSize(n)},
 		func(_ context.Context, msgs []*message.Ext, _ *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
 			if len(msgs) == n {
@@ -122,8 +123,8 @@ func TestTracingBatchLinksEveryMessage(t *testing.T) {
 			return consumer.ConsumeSuccess
 		})
 	<-done
-	waitFor(t, "the span", func() bool { return len(rec.Ended()) == 1 })
-	shutdown(t, pc)
+	plugintest.WaitFor(t, "the span", func() bool { return len(rec.Ended()) == 1 })
+	plugintest.Shutdown(t, pc)
 	s := rec.Ended()[0]
 	require.False(t, s.Parent().IsValid(), "a batch span is a root")
 	require.Equal(t, int64(n), attrMap(s.Attributes())["messaging.batch.message_count"].AsInt64())

@@ -1,36 +1,34 @@
 package rmqprom
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/rmqpush/rmqpush/consumer"
-	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/plugin/internal/plugintest"
 )
 
-// BenchmarkMetricsHook is the hook's own cost for one listener call on one message
-// (await time, process time): what the consume path pays per message with the plugin.
-// Compare plugin/rmqotel's BenchmarkMetricsHook.
-//
-//	(cd plugin/rmqprom && go test -run '^$' -bench . -benchmem -cpu 1)
-func BenchmarkMetricsHook(b *testing.B) {
+func newMetrics(b *testing.B) *Metrics {
 	mt, err := NewMetrics(prometheus.NewRegistry())
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		now := time.Now()
-		msg := &message.Ext{Message: message.Message{Topic: "bench"}, CachedAt: now.Add(-time.Millisecond)}
-		call := &consumer.ConsumeCall{Group: "g", ClientID: "127.0.0.1@1", Queue: message.Queue{Topic: "bench", BrokerName: "b", QueueID: 1},
-			Msgs: []*message.Ext{msg}, Begin: now, Took: 2 * time.Millisecond, Success: true}
-		ctx := context.Background()
-		for pb.Next() {
-			ctx := mt.OnConsumeStart(ctx, call)
-			mt.OnConsumeEnd(ctx, call)
-		}
-	})
+	return mt
+}
+
+// BenchmarkConsume consumes end to end in one process (plugintest.BenchConsume)
+// without hooks and with Metrics; compare plugin/rmqotel's.
+//
+//	(cd plugin/rmqprom && go test -run '^$' -bench . -benchmem)
+func BenchmarkConsume(b *testing.B) {
+	b.Run("none", func(b *testing.B) { plugintest.BenchConsume(b) })
+	b.Run("metrics", func(b *testing.B) { plugintest.BenchConsume(b, newMetrics(b)) })
+}
+
+// BenchmarkMetricsHook is the hook's own cost per message.
+//
+//	(cd plugin/rmqprom && go test -run '^$' -bench MetricsHook -benchmem -cpu 1)
+func BenchmarkMetricsHook(b *testing.B) {
+	mt := newMetrics(b)
+	plugintest.BenchHook(b, mt.OnConsumeStart, mt.OnConsumeEnd)
 }

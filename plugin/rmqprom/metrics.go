@@ -208,31 +208,20 @@ func (g gauges) Collect(ch chan<- prometheus.Metric) {
 	g.mt.mu.Unlock()
 	now := time.Now()
 	for _, c := range cs {
-		client := c.ClientID()
-		if client == "" {
+		g, ok := m.Read(c, now)
+		if !ok {
 			continue // not started
 		}
-		st := c.Stats()
-		type sums struct{ msgs, bytes int64 }
-		perTopic := map[string]sums{}
-		for q, qs := range st.Queues {
-			s := perTopic[q.Topic]
-			s.msgs += qs.CachedMsgs
-			s.bytes += qs.CachedBytes
-			perTopic[q.Topic] = s
-			labels := []string{q.Topic, c.Group(), client, q.BrokerName, strconv.Itoa(int(q.QueueID))}
-			if qs.CommittedOffset >= 0 && qs.BrokerMaxOffset >= 0 {
-				ch <- prometheus.MustNewConstMetric(lag, prometheus.GaugeValue, float64(qs.Lag), labels...)
+		for _, q := range g.Queues {
+			labels := []string{q.Queue.Topic, g.Group, g.ClientID, q.Queue.BrokerName, strconv.Itoa(int(q.Queue.QueueID))}
+			if q.LagKnown {
+				ch <- prometheus.MustNewConstMetric(lag, prometheus.GaugeValue, float64(q.Lag), labels...)
 			}
-			latency := 0.0
-			if !qs.OldestCachedStoreTime.IsZero() {
-				latency = max(float64(now.Sub(qs.OldestCachedStoreTime))*m.MillisPerNanosecond, 0)
-			}
-			ch <- prometheus.MustNewConstMetric(lagLatency, prometheus.GaugeValue, latency, labels...)
+			ch <- prometheus.MustNewConstMetric(lagLatency, prometheus.GaugeValue, q.LagLatencyMillis, labels...)
 		}
-		for topic, s := range perTopic {
-			ch <- prometheus.MustNewConstMetric(cachedMsgs, prometheus.GaugeValue, float64(s.msgs), topic, c.Group(), client)
-			ch <- prometheus.MustNewConstMetric(cachedBytes, prometheus.GaugeValue, float64(s.bytes), topic, c.Group(), client)
+		for _, tg := range g.Topics {
+			ch <- prometheus.MustNewConstMetric(cachedMsgs, prometheus.GaugeValue, float64(tg.CachedMessages), tg.Topic, g.Group, g.ClientID)
+			ch <- prometheus.MustNewConstMetric(cachedBytes, prometheus.GaugeValue, float64(tg.CachedBytes), tg.Topic, g.Group, g.ClientID)
 		}
 	}
 }

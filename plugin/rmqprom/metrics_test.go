@@ -12,6 +12,7 @@ import (
 
 	"github.com/rmqpush/rmqpush/consumer"
 	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/plugin/internal/plugintest"
 	"github.com/rmqpush/rmqpush/plugin/rmqmetrics"
 	"github.com/rmqpush/rmqpush/test/fakebroker"
 )
@@ -25,9 +26,9 @@ func labelsOf(m *dto.Metric) map[string]string {
 }
 
 func TestMetricsNamesLabelsAndCounts(t *testing.T) {
-	c := newCluster(t, fakebroker.WithTopic("t", 2), fakebroker.WithDelayLevels(10*time.Millisecond, 10*time.Millisecond))
+	c := plugintest.NewCluster(t, fakebroker.WithTopic("t", 2), fakebroker.WithDelayLevels(10*time.Millisecond, 10*time.Millisecond))
 	const n = 30
-	produce(t, c, "t", n, nil)
+	plugintest.Produce(t, c, "t", n, nil)
 	reg := prometheus.NewRegistry()
 	mt, err := NewMetrics(reg)
 	require.NoError(t, err)
@@ -35,7 +36,7 @@ func TestMetricsNamesLabelsAndCounts(t *testing.T) {
 	require.Error(t, err, "registering twice on one registry fails")
 
 	var ok atomic.Int64
-	pc := startConsumer(t, c, "t", []consumer.Option{consumer.WithHooks(mt), consumer.WithMaxReconsumeTimes(0)},
+	pc := plugintest.StartConsumer(t, c, "t", []consumer.Option{consumer.WithHooks(mt), consumer.WithMaxReconsumeTimes(0)},
 		func(_ context.Context, msgs []*message.Ext, _ *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
 			if string(msgs[0].Body) == "m-7" {
 				return consumer.ReconsumeLater // MaxReconsumeTimes 0: straight to the dead-letter queue
@@ -43,8 +44,8 @@ func TestMetricsNamesLabelsAndCounts(t *testing.T) {
 			ok.Add(1)
 			return consumer.ConsumeSuccess
 		})
-	waitFor(t, "every message", func() bool { return ok.Load() == n-1 && len(c.DLQMessages("g")) == 1 })
-	waitFor(t, "offsets committed", func() bool {
+	plugintest.WaitFor(t, "every message", func() bool { return ok.Load() == n-1 && len(c.DLQMessages("g")) == 1 })
+	plugintest.WaitFor(t, "offsets committed", func() bool {
 		for _, qs := range pc.Stats().Queues {
 			if qs.Lag != 0 || qs.CachedMsgs != 0 {
 				return false
@@ -102,7 +103,7 @@ func TestMetricsNamesLabelsAndCounts(t *testing.T) {
 	require.Equal(t, 1.0, sb[0].GetCounter().GetValue())
 	require.Equal(t, 1.0, got[rmqmetrics.DeadLetters].GetMetric()[0].GetCounter().GetValue())
 
-	shutdown(t, pc)
+	plugintest.Shutdown(t, pc)
 	families, err = reg.Gather()
 	require.NoError(t, err)
 	for _, f := range families {

@@ -1,4 +1,6 @@
-package rmqprom
+// Package plugintest holds what the metrics and tracing plugins' tests share: a fake
+// cluster with a consumer on it, and the benchmarks of a plugin's cost per message.
+package plugintest
 
 import (
 	"context"
@@ -7,16 +9,14 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/rmqpush/rmqpush/consumer"
 	"github.com/rmqpush/rmqpush/message"
 	"github.com/rmqpush/rmqpush/test/fakebroker"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-func newCluster(t testing.TB, opts ...fakebroker.Opt) *fakebroker.Cluster {
+// NewCluster starts a fake cluster closed at the end of the test.
+func NewCluster(t testing.TB, opts ...fakebroker.Opt) *fakebroker.Cluster {
 	t.Helper()
 	c, err := fakebroker.NewCluster(opts...)
 	require.NoError(t, err)
@@ -24,8 +24,8 @@ func newCluster(t testing.TB, opts ...fakebroker.Opt) *fakebroker.Cluster {
 	return c
 }
 
-// produce sends n messages "m-<i>" to topic, each given the properties props(i) returns.
-func produce(t testing.TB, c *fakebroker.Cluster, topic string, n int, props func(i int) map[string]string) {
+// Produce sends n messages "m-<i>" to topic, each given the properties props(i) returns.
+func Produce(t testing.TB, c *fakebroker.Cluster, topic string, n int, props func(i int) map[string]string) {
 	t.Helper()
 	msgs := make([]*message.Message, n)
 	for i := range msgs {
@@ -40,7 +40,9 @@ func produce(t testing.TB, c *fakebroker.Cluster, topic string, n int, props fun
 	require.NoError(t, err)
 }
 
-func startConsumer(t testing.TB, c *fakebroker.Cluster, topic string, opts []consumer.Option, l consumer.ConcurrentlyFunc) *consumer.PushConsumer {
+// StartConsumer starts a concurrent consumer of group "g" on topic from the first
+// offset, with opts.
+func StartConsumer(t testing.TB, c *fakebroker.Cluster, topic string, opts []consumer.Option, l consumer.ConcurrentlyFunc) *consumer.PushConsumer {
 	t.Helper()
 	opts = append([]consumer.Option{
 		consumer.WithNameServers(c.NameServerAddr()),
@@ -57,13 +59,15 @@ func startConsumer(t testing.TB, c *fakebroker.Cluster, topic string, opts []con
 	return pc
 }
 
-func shutdown(t testing.TB, pc *consumer.PushConsumer) {
+// Shutdown shuts pc down within 10 s.
+func Shutdown(t testing.TB, pc *consumer.PushConsumer) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	require.NoError(t, pc.Shutdown(ctx))
 }
 
-func waitFor(t testing.TB, what string, cond func() bool) {
+// WaitFor polls cond until it holds, for at most 20 s.
+func WaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
