@@ -55,7 +55,7 @@ func (h instanceHooks) RunningInfo() *protocol.ConsumerRunningInfo {
 			protocol.PropConsumerStartTimestamp: strconv.FormatInt(c.startTime.UnixMilli(), 10),
 			protocol.PropConsumeType:            string(protocol.ConsumePassively),
 			protocol.PropConsumeOrderly:         strconv.FormatBool(orderly),
-			protocol.PropNameServerAddr:         strings.Join(c.cfg.nameServers, ";") + ";",
+			protocol.PropNameServerAddr:         strings.Join(c.inst.NameServers(), ";") + ";",
 			protocol.PropThreadPoolCoreSize:     strconv.Itoa(c.cfg.consumeGoroutines),
 			protocol.PropClientVersion:          "V4_9_8",
 			"consumerGroup":                     c.group,

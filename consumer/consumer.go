@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -95,11 +96,13 @@ func NewPushConsumer(group string, opts ...Option) (*PushConsumer, error) {
 	for _, o := range opts {
 		o(&c)
 	}
+	if err := c.resolveNameServers(os.Getenv); err != nil {
+		return nil, err
+	}
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
 	names := c.names(group)
-	c.nameServers = withoutHTTP(c.nameServers)
 	if len(names.Group) > 255 {
 		return nil, optionError("WithNamespace", "the group in the namespace, %q, is longer than 255 characters", names.Group)
 	}

@@ -98,6 +98,7 @@ func (c *PushConsumer) start(ctx context.Context) error {
 
 	icfg := client.Config{
 		NameServers:       c.cfg.nameServers,
+		NameServerURL:     c.cfg.nameServerURL,
 		Namespace:         c.names.NS,
 		ClientID:          c.clientID,
 		RequestTimeout:    c.cfg.apiTimeout,
@@ -118,6 +119,9 @@ func (c *PushConsumer) start(ctx context.Context) error {
 		return fmt.Errorf("consumer: %w", err)
 	}
 	c.inst = inst
+	if err := inst.FetchNameServers(ctx); err != nil { // from the address service, if that is where they come from
+		return fmt.Errorf("consumer: Start: %w", err)
+	}
 	if err := c.openOffsets(); err != nil {
 		return err
 	}

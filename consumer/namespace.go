@@ -64,11 +64,11 @@ func isWord(s string) bool {
 }
 
 // names returns the consumer's names in its namespace: the option's, or the instance
-// endpoint's. Call it before the name-server addresses are normalized.
+// endpoint's.
 func (c *cfg) names(group string) client.Names {
 	ns := c.namespace
-	if ns == "" && len(c.nameServers) > 0 {
-		ns = instanceNamespace(c.nameServers[0])
+	if ns == "" {
+		ns = c.endpointNamespace
 	}
 	return client.NewNames(client.Namespace(ns), group)
 }

@@ -86,10 +86,13 @@ type Option func(*cfg)
 // cfg is every setting of a consumer. defaultCfg is the only place defaults live and
 // validate the only place they are checked.
 type cfg struct {
-	nameServers  []string
-	namespace    string
-	instanceName string
-	clientIP     string
+	nameServers       []string
+	nameServerDomain  string // WithNameServerDomain
+	nameServerURL     string // the address service, when no address is given
+	namespace         string
+	endpointNamespace string // the namespace of an instance endpoint address
+	instanceName      string
+	clientIP          string
 
 	model            MessageModel
 	consumeFrom      ConsumeFromWhere
@@ -201,14 +204,6 @@ func optionError(option string, format string, args ...any) error {
 }
 
 func (c *cfg) validate() error {
-	if len(c.nameServers) == 0 {
-		return optionError("WithNameServers", "at least one name server address is required")
-	}
-	for _, addr := range c.nameServers {
-		if !strings.Contains(addr, ":") {
-			return optionError("WithNameServers", "address %q has no port", addr)
-		}
-	}
 	intRanges := []struct {
 		option   string
 		v        int

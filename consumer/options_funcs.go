@@ -2,7 +2,6 @@ package consumer
 
 import (
 	"crypto/tls"
-	"strings"
 	"time"
 
 	"github.com/rmqpush/rmqpush/internal/logging"
@@ -10,16 +9,14 @@ import (
 )
 
 // WithNameServers sets the name server addresses (host:port). A single string may hold
-// several separated by ';', as Java's namesrvAddr. Required.
+// several separated by ';', as Java's namesrvAddr. Without it the environment variables
+// rocketmq.namesrv.addr and NAMESRV_ADDR are read, then WithNameServerDomain's address
+// service is asked, as Java does; with none of them NewPushConsumer fails.
 func WithNameServers(addrs ...string) Option {
 	return func(c *cfg) {
 		c.nameServers = nil
 		for _, a := range addrs {
-			for _, part := range strings.Split(a, ";") {
-				if part = strings.TrimSpace(part); part != "" {
-					c.nameServers = append(c.nameServers, part)
-				}
-			}
+			c.nameServers = append(c.nameServers, splitAddrs(a)...)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 )
 
 func TestNewPushConsumerValidatesOptions(t *testing.T) {
+	clearNameServerEnv(t)
 	ns := WithNameServers("127.0.0.1:9876")
 	for _, tc := range []struct {
 		name   string

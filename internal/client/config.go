@@ -16,6 +16,11 @@ type Config struct {
 	// NameServers are the name server addresses (host:port). Requests go to one of them
 	// and fail over to the next.
 	NameServers []string
+	// NameServerURL, used when NameServers is empty, is the address service the list is
+	// fetched from (Java's TopAddressing; see AddrServiceURL), at FetchNameServers and
+	// every AddrServiceInterval (2 min).
+	NameServerURL       string
+	AddrServiceInterval time.Duration
 	// ClientID identifies this client to the brokers (Java's ip@instanceName).
 	ClientID string
 	// Namespace is the namespace of the consumers' topics: send-back and its fallback
@@ -50,8 +55,11 @@ type Credentials struct {
 
 func (c *Config) withDefaults() (Config, error) {
 	out := *c
-	if len(out.NameServers) == 0 {
-		return out, errors.New("client: no name server address")
+	if len(out.NameServers) == 0 && out.NameServerURL == "" {
+		return out, errors.New("client: no name server address and no address service")
+	}
+	if out.AddrServiceInterval <= 0 {
+		out.AddrServiceInterval = DefaultAddrServiceInterval
 	}
 	if out.ClientID == "" {
 		return out, errors.New("client: no client id")

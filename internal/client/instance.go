@@ -26,6 +26,7 @@ type Instance struct {
 	routes    routeTable
 
 	nameServer nameServers
+	addrs      *addrService // where the name-server list comes from; nil for a fixed list
 	routeMu    sync.Mutex   // one route fetch at a time, so an older answer never replaces a newer
 	retrySeq   atomic.Int64 // spreads retry fallback sends over the retry queues
 
@@ -84,6 +85,9 @@ func New(cfg Config) (*Instance, error) {
 		return nil, fmt.Errorf("client: %w", err)
 	}
 	inst.rc = rc
+	if len(c.NameServers) == 0 {
+		inst.addrs = newAddrService(c.NameServerURL)
+	}
 	inst.ctx, inst.cancel = context.WithCancel(context.Background())
 	return inst, nil
 }
@@ -91,8 +95,12 @@ func New(cfg Config) (*Instance, error) {
 // ClientID returns the id this instance reports to brokers.
 func (i *Instance) ClientID() string { return i.cfg.ClientID }
 
-// NameServers returns the name server addresses.
-func (i *Instance) NameServers() []string { return append([]string(nil), i.cfg.NameServers...) }
+// NameServers returns the name server addresses in use.
+func (i *Instance) NameServers() []string {
+	i.nameServer.mu.Lock()
+	defer i.nameServer.mu.Unlock()
+	return append([]string(nil), i.nameServer.addrs...)
+}
 
 // Register adds a consumer for its group. A group can be registered once.
 func (i *Instance) Register(group string, c Consumer) error {

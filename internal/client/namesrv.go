@@ -42,7 +42,11 @@ func (n *nameServers) answered(addr string) {
 // any response code is returned as is.
 func (i *Instance) invokeNameServer(ctx context.Context, newReq func() *remoting.Command) (*remoting.Command, string, error) {
 	var errs []error
-	for _, addr := range i.nameServer.order() {
+	order := i.nameServer.order()
+	if len(order) == 0 {
+		return nil, "", errors.New("client: no name-server address known (the address service has not answered yet)")
+	}
+	for _, addr := range order {
 		callCtx, cancel := context.WithTimeout(ctx, i.cfg.RequestTimeout)
 		resp, err := i.rc.Invoke(callCtx, addr, newReq())
 		cancel()

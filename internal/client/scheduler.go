@@ -8,7 +8,8 @@ import (
 )
 
 // schedule is the Instance's one goroutine: it refreshes routes and sends heartbeats on
-// their intervals, and at once when asked (RequestRouteRefresh, HeartbeatSoon).
+// their intervals, and at once when asked (RequestRouteRefresh, HeartbeatSoon), and
+// fetches the name-server list from the address service, if there is one.
 func (i *Instance) schedule() {
 	defer close(i.done)
 	ctx := i.ctx
@@ -17,6 +18,12 @@ func (i *Instance) schedule() {
 	defer routes.Stop()
 	heartbeat := time.NewTicker(i.cfg.HeartbeatInterval)
 	defer heartbeat.Stop()
+	var addrService <-chan time.Time // nil (never ready) with a fixed list
+	if i.addrs != nil {
+		t := time.NewTicker(i.cfg.AddrServiceInterval)
+		defer t.Stop()
+		addrService = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -29,6 +36,8 @@ func (i *Instance) schedule() {
 			i.heartbeat(ctx)
 		case <-i.kick:
 			i.heartbeat(ctx)
+		case <-addrService:
+			i.fetchNameServers(ctx)
 		}
 	}
 }
