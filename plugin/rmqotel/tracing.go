@@ -3,7 +3,6 @@ package rmqotel
 import (
 	"context"
 	"strconv"
-	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -64,7 +63,7 @@ func (t *Tracing) OnConsumeStart(ctx context.Context, call *consumer.ConsumeCall
 		attribute.String(attrConsumerGroup, call.Group),
 		attribute.String(attrClientGroup, call.Group),
 		attribute.String(attrClientID, call.ClientID),
-		attribute.String(attrModel, strings.ToLower(call.Model.String())),
+		attribute.String(attrModel, modelName(call.Model)),
 	}
 	parent := ctx
 	var links []trace.Link
@@ -124,4 +123,12 @@ func (c carrier) Keys() []string {
 		return true
 	})
 	return keys
+}
+
+// modelName is the consumption model as the semantic conventions spell it.
+func modelName(m consumer.MessageModel) string {
+	if m == consumer.Broadcasting {
+		return "broadcasting"
+	}
+	return "clustering"
 }
