@@ -151,23 +151,24 @@ func (c *PushConsumer) ClientID() string {
 }
 
 // Subscribe subscribes to topic's messages that sel selects. Call it before Start; a
-// second call for the same topic replaces the first. SQL92 selectors are refused:
-// rmqpush does not support them yet.
+// second call for the same topic replaces the first.
 func (c *PushConsumer) Subscribe(topic string, sel Selector) error {
 	if err := checkTopic(topic); err != nil {
 		return err
 	}
-	if sel.kind == protocol.ExpressionTypeSQL92 {
-		return fmt.Errorf("consumer: Subscribe(%q, %s): SQL92 selectors: %w", topic, sel, ErrNotSupported)
-	}
 	if sel.kind == "" {
 		sel = All()
+	}
+	if sel.kind == protocol.ExpressionTypeSQL92 {
+		if err := checkSQL92(sel.expr); err != nil {
+			return fmt.Errorf("consumer: Subscribe(%q, %s): %w", topic, sel, err)
+		}
 	}
 	wire := c.names.NS.Wrap(topic) // the topic on the wire, in the namespace
 	if len(wire) > 127 && !strings.HasPrefix(wire, "%") {
 		return fmt.Errorf("consumer: Subscribe(%q): the topic in the namespace, %q, is longer than 127 characters", topic, wire)
 	}
-	sd, err := protocol.BuildSubscription(wire, sel.expr)
+	sd, err := protocol.BuildSubscriptionOfType(wire, sel.kind, sel.expr)
 	if err != nil {
 		return fmt.Errorf("consumer: Subscribe(%q, %q): %w", topic, sel.expr, err)
 	}
@@ -252,8 +253,10 @@ func (c *PushConsumer) Stats() Stats {
 	out.MessageTrace = c.traceStats()
 	out.PullTurnaround = c.puller.Turnaround()
 	committed := c.offsets.Table()
-	for q, pq := range c.rebalancer.ProcessQueues() {
-		qs := QueueStats{CachedMsgs: pq.Count(), CachedBytes: pq.Size(), CommittedOffset: -1, BrokerMaxOffset: pq.BrokerMaxOffset()}
+	for _, r := range c.rebalancer.Requests() {
+		q, pq := r.Queue, r.PQ
+		qs := QueueStats{CachedMsgs: pq.Count(), CachedBytes: pq.Size(), CommittedOffset: -1, BrokerMaxOffset: pq.BrokerMaxOffset(),
+			FilterRefused: r.FilterRefused()}
 		if ts, ok := pq.OldestStoreTimestamp(); ok {
 			qs.OldestCachedStoreTime = time.UnixMilli(ts)
 		}

@@ -149,6 +149,9 @@ func (c *PushConsumer) start(ctx context.Context) error {
 	if err := inst.Start(); err != nil {
 		return err
 	}
+	if err := c.checkSQL92Subscriptions(ctx); err != nil { // sql92.go
+		return err
+	}
 	if n, err := inst.SendHeartbeat(ctx); n == 0 {
 		return fmt.Errorf("consumer: Start: no broker accepted the heartbeat: %w", err)
 	} else if err != nil {

@@ -93,10 +93,16 @@ func TestDefaultsAreJavas(t *testing.T) {
 func TestSubscribeAndRegisterRules(t *testing.T) {
 	c, err := NewPushConsumer("g", WithNameServers("127.0.0.1:9876"))
 	require.NoError(t, err)
-	require.ErrorIs(t, c.Subscribe("t", SQL92("a > 1")), ErrNotSupported)
+	require.NoError(t, c.Subscribe("s", SQL92("a > 1 AND b = 'x'")))
+	sd, ok := c.subscription("s")
+	require.True(t, ok)
+	require.Equal(t, "SQL92", sd.ExpressionType)
+	require.Equal(t, "a > 1 AND b = 'x'", sd.SubString)
+	require.Empty(t, sd.TagsSet)
+	require.Positive(t, sd.SubVersion)
 	require.Error(t, c.Subscribe("", All()))
 	require.NoError(t, c.Subscribe("t", Tags("a", "b")))
-	sd, ok := c.subscription("t")
+	sd, ok = c.subscription("t")
 	require.True(t, ok)
 	require.Equal(t, []string{"a", "b"}, sd.TagsSet)
 	require.Positive(t, sd.SubVersion, "subVersion in ms")
@@ -118,4 +124,42 @@ func TestClientID(t *testing.T) {
 	require.Equal(t, "10.0.0.1@DEFAULT", c.clientID(now), "stable for the offsets file")
 	c.instanceName = "mine"
 	require.Equal(t, "10.0.0.1@mine", c.clientID(now))
+}
+
+// Subscribe refuses the SQL92 expressions that are wrong without parsing them; the
+// brokers judge the rest (Start asks them).
+func TestSubscribeChecksSQL92(t *testing.T) {
+	c, err := NewPushConsumer("g", WithNameServers("127.0.0.1:9876"))
+	require.NoError(t, err)
+	for expr, want := range map[string]string{
+		"":                          "empty",
+		" \t\n":                     "empty",
+		"-- only a comment\n":       "empty",
+		"/* only */ /* comments */": "empty",
+		"a = 'x":                    "string literal at byte 4",
+		"a = 'it''s":                "never closed",
+		"a = 1 /* open":             "comment at byte 6",
+		"a = 'it''s'":               "",
+		"a = 1 -- it's fine":        "",
+		"a = '/* not a comment'":    "",
+		"region IN ('eu', 'us') AND amount > 100": "",
+	} {
+		err := c.Subscribe("t", SQL92(expr))
+		if want == "" {
+			require.NoError(t, err, "%q", expr)
+			continue
+		}
+		require.ErrorContains(t, err, want, "%q", expr)
+		require.ErrorContains(t, err, `Subscribe("t", SQL92(`, "%q", expr)
+	}
+}
+
+func TestSubscriptionRefusedErrorNamesTopicBrokerAndRemark(t *testing.T) {
+	e := &SubscriptionRefusedError{Topic: "orders", Expression: "amount > 100", BrokerName: "broker-a",
+		BrokerAddr: "127.0.0.1:10911", Code: 1, Remark: "The broker does not support consumer to filter message by SQL92"}
+	require.Equal(t, `consumer: broker broker-a (127.0.0.1:10911) refused the SQL92 subscription of topic "orders" `+
+		`("amount > 100"): code 1: The broker does not support consumer to filter message by SQL92 `+
+		`(start the broker with enablePropertyFilter=true)`, e.Error())
+	e.Code, e.Remark = 23, "org.apache.rocketmq.filter.parser.ParseException: ..."
+	require.NotContains(t, e.Error(), "enablePropertyFilter")
 }

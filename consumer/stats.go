@@ -48,6 +48,11 @@ type QueueStats struct {
 	// consumed yet (zero when none is): now minus it is the queue's consumer lag
 	// latency as this client sees it.
 	OldestCachedStoreTime time.Time
+
+	// FilterRefused is the broker's answer when it refuses to filter the queue's pulls
+	// by an SQL92 subscription (it cannot parse the expression, or it lacks
+	// enablePropertyFilter): nothing is pulled from the queue meanwhile. "" otherwise.
+	FilterRefused string
 }
 
 // statsWindow is how many samples rates are computed over; sampled every statsEvery.

@@ -24,6 +24,9 @@ const (
 	// DelayConnError follows a connection that could not be made or was lost, so
 	// consumption resumes within half a second of a restarted broker answering.
 	DelayConnError = 500 * time.Millisecond
+	// DelayFilterRefused is how often a queue whose broker keeps refusing to filter by
+	// the subscription's expression is asked again (filter_refused.go).
+	DelayFilterRefused = 30 * time.Second
 )
 
 // Broker is what the service needs from the client instance.

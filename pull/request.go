@@ -1,6 +1,7 @@
 package pull
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/rmqpush/rmqpush/message"
@@ -21,6 +22,7 @@ type Request struct {
 	// answered is when the FOUND answer the next pull follows was read, for the
 	// turnaround; zero when the next pull does not follow one or was held back.
 	answered time.Time
+	refused  atomic.Pointer[string] // why the broker refuses to filter this queue's pulls (filter_refused.go)
 }
 
 // NewRequest returns the pull request of a newly assigned queue, starting at offset.

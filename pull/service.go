@@ -33,6 +33,7 @@ type Service struct {
 	flowControlled atomic.Uint64 // times a queue was held back, for rate-limited logs
 	failureLog     logLimiter    // pull failures (warnings)
 	badRecordLog   logLimiter    // bodies with a bad record (errors)
+	filterLog      logLimiter    // queues the broker will not filter (errors)
 }
 
 // logLimiter lets one log line through per second.
@@ -259,6 +260,9 @@ func (s *Service) onAnswer(r *Request, sub protocol.SubscriptionData, sent time.
 		if s.cfg.OnPulled != nil {
 			s.cfg.OnPulled(r.Queue, time.Since(sent), 0, err)
 		}
+		if s.filterRefused(r, sub, err) { // filter_refused.go
+			return
+		}
 		delay, heartbeat, why := retryAfter(err)
 		if heartbeat {
 			s.cfg.Broker.HeartbeatSoon()
@@ -269,6 +273,7 @@ func (s *Service) onAnswer(r *Request, sub protocol.SubscriptionData, sent time.
 	}
 	r.brokerID = res.SuggestWhichBrokerID
 	r.brokerMax = res.MaxOffset
+	r.filterAccepted()
 	switch res.Status {
 	case client.PullFound:
 		r.answered = time.Now()
@@ -411,7 +416,8 @@ func retryAfter(err error) (delay time.Duration, heartbeat bool, why string) {
 		return DelayBrokerFlowControl, false, "broker flow control; pulling again shortly"
 	case errors.Is(err, protocol.ResponseCodeError(protocol.ResponseSubscriptionNotExist)),
 		errors.Is(err, protocol.ResponseCodeError(protocol.ResponseSubscriptionNotLatest)),
-		errors.Is(err, protocol.ResponseCodeError(protocol.ResponseSubscriptionGroupNotExist)):
+		errors.Is(err, protocol.ResponseCodeError(protocol.ResponseSubscriptionGroupNotExist)),
+		errors.Is(err, protocol.ResponseCodeError(protocol.ResponseFilterDataNotLatest)):
 		// The broker has not got our heartbeat (a restart, a race with the first one):
 		// send it now rather than at the next 30 s tick, and pull again as soon as it
 		// can have arrived.

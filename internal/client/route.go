@@ -186,31 +186,48 @@ func (i *Instance) masterAddr(ctx context.Context, topic, brokerName string) (st
 // mastersOfTopic returns the master addresses (any node's when a broker has no master)
 // of the brokers serving topic, fetching the route once when none is known.
 func (i *Instance) mastersOfTopic(ctx context.Context, topic string) ([]string, error) {
-	pick := func() []string {
+	masters, err := i.topicMasters(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	addrs := make([]string, len(masters))
+	for k, m := range masters {
+		addrs[k] = m.Addr
+	}
+	return addrs, nil
+}
+
+// topicMasters returns the name and master address (any node's when a broker has no
+// master) of each broker serving topic, in name order, fetching the route once when
+// none is known.
+func (i *Instance) topicMasters(ctx context.Context, topic string) ([]ConfigCheck, error) {
+	pick := func() []ConfigCheck {
 		i.mu.RLock()
 		defer i.mu.RUnlock()
 		r, ok := i.routes.topics[topic]
 		if !ok {
 			return nil
 		}
-		var out []string
+		var out []ConfigCheck // normalizeRoute sorted the brokers by name
 		for _, bd := range r.BrokerDatas {
-			if a, ok := bd.BrokerAddrs[MasterID]; ok {
-				out = append(out, a)
-			} else if a, ok := bd.AnyAddr(); ok {
-				out = append(out, a)
+			addr, ok := bd.BrokerAddrs[MasterID]
+			if !ok {
+				addr, ok = bd.AnyAddr()
+			}
+			if ok {
+				out = append(out, ConfigCheck{BrokerName: bd.BrokerName, Addr: addr})
 			}
 		}
 		return out
 	}
-	if addrs := pick(); len(addrs) > 0 {
-		return addrs, nil
+	if out := pick(); len(out) > 0 {
+		return out, nil
 	}
 	if _, err := i.UpdateTopicRoute(ctx, topic); err != nil {
 		return nil, err
 	}
-	if addrs := pick(); len(addrs) > 0 {
-		return addrs, nil
+	if out := pick(); len(out) > 0 {
+		return out, nil
 	}
 	return nil, fmt.Errorf("client: no broker serves topic %s", topic)
 }
