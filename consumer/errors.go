@@ -33,7 +33,7 @@ type SubscriptionRefusedError struct {
 
 // Error names the topic, the broker and the broker's answer.
 func (e *SubscriptionRefusedError) Error() string {
-	s := "consumer: broker " + e.BrokerName + " (" + e.BrokerAddr + ") refused the SQL92 subscription of topic " +
+	s := "broker " + e.BrokerName + " (" + e.BrokerAddr + ") refused the SQL92 subscription of topic " +
 		strconv.Quote(e.Topic) + " (" + strconv.Quote(e.Expression) + "): code " + strconv.Itoa(int(e.Code)) +
 		": " + e.Remark
 	if strings.HasPrefix(e.Remark, "The broker does not support consumer to filter message by") {

@@ -157,7 +157,7 @@ func TestSubscribeChecksSQL92(t *testing.T) {
 func TestSubscriptionRefusedErrorNamesTopicBrokerAndRemark(t *testing.T) {
 	e := &SubscriptionRefusedError{Topic: "orders", Expression: "amount > 100", BrokerName: "broker-a",
 		BrokerAddr: "127.0.0.1:10911", Code: 1, Remark: "The broker does not support consumer to filter message by SQL92"}
-	require.Equal(t, `consumer: broker broker-a (127.0.0.1:10911) refused the SQL92 subscription of topic "orders" `+
+	require.Equal(t, `broker broker-a (127.0.0.1:10911) refused the SQL92 subscription of topic "orders" `+
 		`("amount > 100"): code 1: The broker does not support consumer to filter message by SQL92 `+
 		`(start the broker with enablePropertyFilter=true)`, e.Error())
 	e.Code, e.Remark = 23, "org.apache.rocketmq.filter.parser.ParseException: ..."

@@ -40,8 +40,11 @@ func (c *PushConsumer) checkSQL92Subscriptions(ctx context.Context) error {
 			}
 		}
 	}
-	if len(refused) > 0 {
-		return fmt.Errorf("consumer: Start: %w", errors.Join(refused...))
+	switch len(refused) {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("consumer: Start: %w", refused[0])
 	}
-	return nil
+	return fmt.Errorf("consumer: Start: %d brokers refused an SQL92 subscription:\n%w", len(refused), errors.Join(refused...))
 }

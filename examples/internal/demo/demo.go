@@ -30,10 +30,20 @@ func (e *Env) Close() {
 // embedded fake cluster of two brokers serving each topic with 4 queues per broker and
 // delay levels a hundred times shorter than real ones.
 func Setup(namesrv string, topics ...string) (*Env, error) {
+	return setup(namesrv, nil, topics)
+}
+
+// SetupFiltering is Setup with the embedded brokers filtering SQL92 subscriptions, as
+// real ones do with enablePropertyFilter=true.
+func SetupFiltering(namesrv string, topics ...string) (*Env, error) {
+	return setup(namesrv, []fakebroker.Opt{fakebroker.WithPropertyFilter(true)}, topics)
+}
+
+func setup(namesrv string, extra []fakebroker.Opt, topics []string) (*Env, error) {
 	if namesrv != "" {
 		return &Env{NameServer: namesrv}, nil
 	}
-	opts := []fakebroker.Opt{fakebroker.WithBrokers(2), fakebroker.WithDelayScale(0.01)}
+	opts := append([]fakebroker.Opt{fakebroker.WithBrokers(2), fakebroker.WithDelayScale(0.01)}, extra...)
 	for _, t := range topics {
 		opts = append(opts, fakebroker.WithTopic(t, 4))
 	}
