@@ -39,6 +39,7 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.StringVar(&cfg.NameServer, "namesrv", "", "a real cluster's name server host:port (default: start the fake cluster)")
 	fs.StringVar(&cfg.Broker, "broker", "", "with -namesrv: the master host:port to create the benchmark's topics on")
+	fs.IntVar(&cfg.BrokerPID, "broker-pid", 0, "with -namesrv: the broker's process id on this machine, to report its CPU per message")
 	fs.StringVar(&cfg.BinDir, "bindir", "", "build the programs here (default: a temporary directory)")
 	noBuild := fs.Bool("nobuild", false, "use the programs already in -bindir")
 	scenarios := fs.String("scenarios", strings.Join(cfg.Scenarios, ","), "comma-separated: consume, latency, idle")

@@ -34,6 +34,9 @@ type Config struct {
 	BinDir string
 	Build  bool
 
+	// BrokerPID, with a real cluster on this machine, is its broker's process id: the
+	// consume runs then report the broker's CPU per million messages.
+	BrokerPID int
 	// PullServiceTime, with the fake cluster, makes its broker answer each pull this
 	// long after it arrived (fakebroker.WithPullServiceTime): a real broker is not free.
 	PullServiceTime time.Duration

@@ -189,10 +189,19 @@ func (r *runner) requestCounts(ctx context.Context) map[int32]int {
 }
 
 func (r *runner) brokerCPU() time.Duration {
-	if r.fake == nil {
+	switch {
+	case r.fake != nil:
+		return r.fake.cpu()
+	case r.cfg.BrokerPID > 0:
+		d, err := benchkit.ProcessCPU(r.cfg.BrokerPID)
+		if err != nil {
+			r.logf("reading the broker's CPU time (pid %d): %v", r.cfg.BrokerPID, err)
+			return 0
+		}
+		return d
+	default:
 		return 0
 	}
-	return r.fake.cpu()
 }
 
 // consumeAll preloads a workload and runs the rounds of clients over it.
@@ -206,9 +215,16 @@ func (r *runner) consumeAll(ctx context.Context, w Workload) error {
 	if err := r.admin.preload(ctx, topic, w.N, w.Size); err != nil {
 		return err
 	}
-	stored, err := r.admin.maxOffsets(ctx, topic)
-	if err != nil {
-		return err
+	// A real broker builds its consume queues after it answers the sends: wait for them.
+	var stored int64
+	var err error
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		if stored, err = r.admin.maxOffsets(ctx, topic); err != nil {
+			return err
+		}
+		if stored == int64(w.N) || time.Now().After(deadline) {
+			break
+		}
 	}
 	if stored != int64(w.N) {
 		return fmt.Errorf("benchrun: %s holds %d messages after preloading %d", topic, stored, w.N)
@@ -249,8 +265,10 @@ func (r *runner) consumeAll(ctx context.Context, w Workload) error {
 			}
 			res.Client = s.client // a worker names its library, not its build
 			run := ConsumeRun{Workload: w.Name(), Round: round, Result: res}
-			if r.fake != nil && res.Got > 0 {
+			if res.Got > 0 && cpu1 > cpu0 {
 				run.BrokerCPUPerMillion = (cpu1 - cpu0).Seconds() / float64(res.Got) * 1e6
+			}
+			if r.fake != nil && res.Got > 0 {
 				if req0 != nil && req1 != nil {
 					run.RequestsPerThousand = map[int32]float64{}
 					for code, n := range req1 {
