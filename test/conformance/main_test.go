@@ -68,6 +68,9 @@ func peerGoroutines() []goleak.Option {
 		// A pull in flight when the consumer shuts down waits for its answer until its
 		// 30 s context ends, though Shutdown closed the connection.
 		goleak.IgnoreAnyFunction(c + "consumer.(*pushConsumer).pullMessage"),
+		// A rebalance started by a NOTIFY_CONSUMER_IDS_CHANGED waits for its consumer-list
+		// query until the call's timeout, though Shutdown closed the connection.
+		goleak.IgnoreAnyFunction(c + "consumer.(*defaultConsumer).findConsumerList"),
 		// An orderly consume loop polls its empty process queue for up to 5 s before it
 		// looks at its done channel again.
 		goleak.IgnoreAnyFunction(c + "consumer.(*pushConsumer).pullMessage.func1"),
