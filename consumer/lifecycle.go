@@ -220,6 +220,7 @@ func (c *PushConsumer) buildServices() error {
 	c.puller, err = pull.New(pull.Config{
 		Group:            c.group,
 		Namespace:        string(c.names.NS),
+		Filter:           c.filter(),
 		Broker:           c.inst,
 		Dispatcher:       c.service,
 		Subs:             subscriptions{c},
@@ -310,8 +311,9 @@ func (c *PushConsumer) topicQueues(topic string) int {
 }
 
 // assignmentChanged is the rebalancer's Changed hook (Java's messageQueueChanged):
-// recount the queues per topic for the per-topic limits and heartbeat at once.
-func (c *PushConsumer) assignmentChanged(topic string, _, mine []message.Queue) {
+// recount the queues per topic for the per-topic limits, heartbeat at once, and tell
+// the MessageQueueListener.
+func (c *PushConsumer) assignmentChanged(topic string, all, mine []message.Queue) {
 	for {
 		old := c.assigned.Load()
 		next := map[string]int{}
@@ -324,6 +326,7 @@ func (c *PushConsumer) assignmentChanged(topic string, _, mine []message.Queue) 
 		}
 	}
 	c.inst.HeartbeatSoon()
+	c.queuesChanged(topic, all, mine)
 }
 
 // persistAll writes the changed offsets of the assigned queues (every persist interval).

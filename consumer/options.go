@@ -127,12 +127,14 @@ type cfg struct {
 
 	offsetStoreDir string
 
-	tls         *tls.Config
-	credentials *Credentials
-	rpcHooks    []RPCHook
-	logger      Logger
-	hooks       []Hook
-	trace       *MessageTrace // nil: message trace off
+	tls           *tls.Config
+	credentials   *Credentials
+	rpcHooks      []RPCHook
+	filters       []MessageFilter
+	queueListener MessageQueueListener
+	logger        Logger
+	hooks         []Hook
+	trace         *MessageTrace // nil: message trace off
 }
 
 // HeaderEncoding is how request headers are serialized on the wire.
@@ -309,6 +311,11 @@ func (c *cfg) validate() error {
 	for i, h := range c.rpcHooks {
 		if h == nil {
 			return optionError("WithRPCHook", "hook %d is nil", i+1)
+		}
+	}
+	for i, f := range c.filters {
+		if f == nil {
+			return optionError("WithMessageFilter", "filter %d is nil", i+1)
 		}
 	}
 	return nil

@@ -34,6 +34,7 @@ type TopicStats struct {
 	PulledMsgs        int64 // messages pulled since Start
 	ConsumedMsgs      int64 // messages consumed successfully since Start
 	ConsumeFailedMsgs int64 // messages whose listener call failed, since Start
+	FilteredMsgs      int64 // messages a WithMessageFilter filter kept from the listener, since Start
 }
 
 // QueueStats is one assigned queue's state.
@@ -74,6 +75,7 @@ type stats struct {
 type topicCounters struct {
 	pulls, pullNanos, pulled        atomic.Int64
 	calls, consumeNanos, ok, failed atomic.Int64
+	filtered                        atomic.Int64 // by WithMessageFilter
 	ring                            [statsWindow]sample
 	ringLen, ringNext               int // guarded by stats.mu
 }
@@ -157,7 +159,7 @@ func (s *stats) snapshot(at time.Time) map[string]TopicStats {
 		if tc.ringLen > 0 {
 			old = tc.ring[(tc.ringNext-tc.ringLen+statsWindow)%statsWindow]
 		}
-		ts := TopicStats{PulledMsgs: cur.pulled, ConsumedMsgs: cur.ok, ConsumeFailedMsgs: cur.failed}
+		ts := TopicStats{PulledMsgs: cur.pulled, ConsumedMsgs: cur.ok, ConsumeFailedMsgs: cur.failed, FilteredMsgs: tc.filtered.Load()}
 		if d := cur.pulls - old.pulls; d > 0 {
 			ts.PullRT = time.Duration((cur.pullNanos - old.pullNanos) / d)
 		}

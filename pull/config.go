@@ -99,6 +99,9 @@ type Config struct {
 	// is out of range: the queue's ProcessQueue is already marked dropped, and next is the
 	// broker's corrected offset. The owner stores it, persists and rebalances.
 	OnOffsetIllegal func(r *Request, next int64)
+	// Filter, when set, keeps from the listener the pulled messages it returns false
+	// for, after the tag check (Java's FilterMessageHook); q is the queue on the wire.
+	Filter func(q message.Queue, m *message.Ext) bool
 	// OnPulled reports each pull, for statistics and hooks: rt from sending it to its
 	// answer, the messages found, and err when it failed (no answer, or a broker error).
 	OnPulled func(q message.Queue, rt time.Duration, found int, err error)

@@ -357,7 +357,8 @@ func (s *Service) pullNow(r *Request) {
 // prepare drops the messages whose tag is not subscribed (the broker filters by tag
 // hash code, which can collide), and fills in what the decoder cannot know: the broker
 // name, and the topic as listeners see it: a message from the retry topic gets its
-// original topic back, and the namespace goes. It filters in place.
+// original topic back, and the namespace goes. Then the client-side filter, if any,
+// drops what it refuses. It filters in place.
 func (s *Service) prepare(r *Request, sub protocol.SubscriptionData, msgs []*message.Ext) []*message.Ext {
 	filter := len(sub.TagsSet) > 0
 	kept := msgs[:0]
@@ -367,6 +368,9 @@ func (s *Service) prepare(r *Request, sub protocol.SubscriptionData, msgs []*mes
 		}
 		m.BrokerName = r.Queue.BrokerName
 		s.names.ResetMessage(m)
+		if s.cfg.Filter != nil && !s.cfg.Filter(r.Queue, m) {
+			continue
+		}
 		kept = append(kept, m)
 	}
 	clear(msgs[len(kept):])
