@@ -153,3 +153,45 @@ func BenchmarkPullParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkPullHandlerSQL92 is BenchmarkPullHandler for an SQL92 subscription posted
+// with the pull, which every message matches: the broker parses each record's
+// properties and evaluates the expression on them.
+func BenchmarkPullHandlerSQL92(b *testing.B) {
+	const n = 32 * 64
+	c, err := NewCluster(WithTopic("T", 1), WithPropertyFilter(true))
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = c.Close() })
+	br := c.Broker("broker-a")
+	msgs := make([]*message.Message, 0, n)
+	for i := range n {
+		m := &message.Message{Body: make([]byte, 128)}
+		m.Properties.Set("TAGS", "TagA")
+		m.Properties.Set("region", []string{"eu", "us"}[i%2])
+		m.Properties.Set("amount", "150")
+		msgs = append(msgs, m)
+	}
+	_, err = br.Produce("T", 0, msgs...)
+	require.NoError(b, err)
+	reqs := make([]*remoting.Command, 64)
+	for i := range reqs {
+		reqs[i] = withField(pullRequest("G", "T", 0, int64(i)*32, 32, subFlag, 0, "region IN ('eu', 'us') AND amount > 100"),
+			"expressionType", protocol.ExpressionTypeSQL92)
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		req := reqs[i%64]
+		var h protocol.PullMessageRequest
+		if err := h.Decode(req.ExtFields); err != nil {
+			b.Fatal(err)
+		}
+		resp, pooled := br.pullInto(nil, req, &h, false, true)
+		if resp.Code != protocol.ResponseSuccess || len(resp.Body) < 32*128 {
+			b.Fatalf("pull: %+v", resp)
+		}
+		if pooled != nil {
+			br.c.bodies.Put(pooled)
+		}
+	}
+	b.SetBytes(32 * 128)
+}

@@ -307,3 +307,28 @@ func asError(err error, target **Error) bool {
 	*target = e
 	return ok
 }
+
+// BenchmarkEval evaluates the example's expression for one message.
+func BenchmarkEval(b *testing.B) {
+	e, err := Compile("region IN ('eu', 'us') AND amount > 100")
+	if err != nil {
+		b.Fatal(err)
+	}
+	lookup := props("region", "eu", "amount", "150")
+	b.ReportAllocs()
+	for b.Loop() {
+		if !e.Matches(lookup) {
+			b.Fatal("no match")
+		}
+	}
+}
+
+// BenchmarkCompile parses the golden run's expression.
+func BenchmarkCompile(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Compile("a > 5 AND b = 'x'"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
