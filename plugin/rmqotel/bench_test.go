@@ -43,5 +43,5 @@ func BenchmarkConsume(b *testing.B) {
 //	(cd plugin/rmqotel && go test -run '^$' -bench MetricsHook -benchmem -cpu 1)
 func BenchmarkMetricsHook(b *testing.B) {
 	m := newSDKMetrics(b)
-	plugintest.BenchHook(b, m.OnConsumeStart, m.OnConsumeEnd)
+	plugintest.BenchHook(b, m.OnConsumeEnd)
 }

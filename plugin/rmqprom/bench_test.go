@@ -30,5 +30,5 @@ func BenchmarkConsume(b *testing.B) {
 //	(cd plugin/rmqprom && go test -run '^$' -bench MetricsHook -benchmem -cpu 1)
 func BenchmarkMetricsHook(b *testing.B) {
 	mt := newMetrics(b)
-	plugintest.BenchHook(b, mt.OnConsumeStart, mt.OnConsumeEnd)
+	plugintest.BenchHook(b, mt.OnConsumeEnd)
 }

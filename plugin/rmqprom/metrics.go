@@ -23,8 +23,9 @@ type Metrics struct {
 	processTime, awaitTime, pullLatency            *prometheus.HistogramVec
 	pulls, pulled, sendBacks, deadLetters, retries *prometheus.CounterVec
 
-	calls atomic.Pointer[map[string]*callObservers] // by topic; copied on write
-	mu    sync.Mutex                                // serialises writers of calls; guards consumers
+	calls   atomic.Pointer[map[string]*callObservers]  // by topic; copied on write
+	pullObs atomic.Pointer[map[pullKey]*pullObservers] // copied on write
+	mu      sync.Mutex                                 // serialises writers of calls; guards consumers
 	// consumers are those whose gauges are reported.
 	consumers map[*consumer.PushConsumer]struct{}
 }
@@ -122,18 +123,10 @@ func (mt *Metrics) observers(call *consumer.ConsumeCall) *callObservers {
 	return o
 }
 
-// OnConsumeStart observes each message's await time.
-func (mt *Metrics) OnConsumeStart(ctx context.Context, call *consumer.ConsumeCall) context.Context {
-	o := mt.observers(call).await
-	for _, msg := range call.Msgs {
-		if !msg.CachedAt.IsZero() {
-			o.Observe(float64(call.Begin.Sub(msg.CachedAt)) * m.MillisPerNanosecond)
-		}
-	}
-	return ctx
-}
-
-// OnConsumeEnd observes the call's duration once per message, as RocketMQ's clients do.
+// OnConsumeEnd observes, for each message of the call, its await time (from CachedAt to
+// the call's begin) and the call's duration, as RocketMQ's clients do. Both are observed
+// here, after the call, so a call costs one lookup of its series; a hook on the start
+// of the call would add a second.
 func (mt *Metrics) OnConsumeEnd(_ context.Context, call *consumer.ConsumeCall) {
 	obs := mt.observers(call)
 	o := obs.failures
@@ -141,7 +134,10 @@ func (mt *Metrics) OnConsumeEnd(_ context.Context, call *consumer.ConsumeCall) {
 		o = obs.success
 	}
 	took := float64(call.Took) * m.MillisPerNanosecond
-	for range call.Msgs {
+	for _, msg := range call.Msgs {
+		if !msg.CachedAt.IsZero() {
+			obs.await.Observe(float64(call.Begin.Sub(msg.CachedAt)) * m.MillisPerNanosecond)
+		}
 		o.Observe(took)
 	}
 }
@@ -155,12 +151,55 @@ func status(err error) string {
 
 // OnPull counts the pull and its messages and observes its latency.
 func (mt *Metrics) OnPull(e consumer.PullEvent) {
-	st := status(e.Err)
-	mt.pulls.WithLabelValues(e.Queue.BrokerName, e.Group, e.ClientID, st).Inc()
-	mt.pullLatency.WithLabelValues(e.Queue.BrokerName, e.Group, e.ClientID, st).Observe(float64(e.Took) * m.MillisPerNanosecond)
-	if e.Found > 0 {
-		mt.pulled.WithLabelValues(e.Queue.Topic, e.Group, e.ClientID, e.Queue.BrokerName).Add(float64(e.Found))
+	p := mt.pullSeries(e)
+	if e.Err != nil {
+		p.failed.Inc()
+		p.failedLatency.Observe(float64(e.Took) * m.MillisPerNanosecond)
+		return
 	}
+	p.ok.Inc()
+	p.okLatency.Observe(float64(e.Took) * m.MillisPerNanosecond)
+	if e.Found > 0 {
+		p.pulled.Add(float64(e.Found))
+	}
+}
+
+// pullKey names one queue's pull series.
+type pullKey struct {
+	group, client, topic, broker string
+}
+
+// pullObservers are one queue's pull series, looked up once.
+type pullObservers struct {
+	ok, failed               prometheus.Counter
+	okLatency, failedLatency prometheus.Observer
+	pulled                   prometheus.Counter
+}
+
+// pullSeries returns e's series: a copy-on-write map read without a lock, as calls.
+func (mt *Metrics) pullSeries(e consumer.PullEvent) *pullObservers {
+	k := pullKey{e.Group, e.ClientID, e.Queue.Topic, e.Queue.BrokerName}
+	if cur := mt.pullObs.Load(); cur != nil {
+		if p := (*cur)[k]; p != nil {
+			return p
+		}
+	}
+	p := &pullObservers{
+		ok:            mt.pulls.WithLabelValues(k.broker, k.group, k.client, m.StatusSuccess),
+		failed:        mt.pulls.WithLabelValues(k.broker, k.group, k.client, m.StatusFailure),
+		okLatency:     mt.pullLatency.WithLabelValues(k.broker, k.group, k.client, m.StatusSuccess),
+		failedLatency: mt.pullLatency.WithLabelValues(k.broker, k.group, k.client, m.StatusFailure),
+		pulled:        mt.pulled.WithLabelValues(k.topic, k.group, k.client, k.broker),
+	}
+	mt.mu.Lock()
+	defer mt.mu.Unlock()
+	next := map[pullKey]*pullObservers{}
+	if cur := mt.pullObs.Load(); cur != nil {
+		next = maps.Clone(*cur)
+	}
+	next[k] = p
+	mt.pullObs.Store(&next)
+	return p
 }
 
 // OnSendBack counts send-backs and dead letters.

@@ -74,9 +74,8 @@ func processCPU(b *testing.B) time.Duration {
 }
 
 // BenchHook measures a hook's own cost for one listener call on one message: what the
-// consume path pays per message with the plugin. start and end are the hook's
-// OnConsumeStart and OnConsumeEnd.
-func BenchHook(b *testing.B, start func(context.Context, *consumer.ConsumeCall) context.Context, end func(context.Context, *consumer.ConsumeCall)) {
+// consume path pays per message with the plugin. end is the hook's OnConsumeEnd.
+func BenchHook(b *testing.B, end func(context.Context, *consumer.ConsumeCall)) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		now := time.Now()
@@ -85,7 +84,7 @@ func BenchHook(b *testing.B, start func(context.Context, *consumer.ConsumeCall) 
 			Msgs: []*message.Ext{msg}, Begin: now, Took: 2 * time.Millisecond, Success: true}
 		ctx := context.Background()
 		for pb.Next() {
-			end(start(ctx, call), call)
+			end(ctx, call)
 		}
 	})
 }

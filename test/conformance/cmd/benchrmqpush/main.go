@@ -4,72 +4,12 @@
 package main
 
 import (
-	"context"
 	"os"
-	"time"
 
-	"github.com/rmqpush/rmqpush/consumer"
-	"github.com/rmqpush/rmqpush/message"
 	"github.com/rmqpush/rmqpush/test/conformance/internal/benchkit"
+	"github.com/rmqpush/rmqpush/test/conformance/internal/rmqworker"
 )
 
-type client struct{ pc *consumer.PushConsumer }
-
-func (c *client) Start(o benchkit.Options, sink *benchkit.Sink) error {
-	from := consumer.ConsumeFromFirstOffset
-	if o.FromLast {
-		from = consumer.ConsumeFromLastOffset
-	}
-	opts := []consumer.Option{
-		consumer.WithNameServers(o.NameServer),
-		consumer.WithInstanceName(o.Instance),
-		consumer.WithConsumeFromWhere(from),
-	}
-	if o.PullBatch > 0 {
-		opts = append(opts, consumer.WithPullBatchSize(o.PullBatch))
-	}
-	if o.ConsumeBatch > 0 {
-		opts = append(opts, consumer.WithConsumeMessageBatchMaxSize(o.ConsumeBatch))
-	}
-	pc, err := consumer.NewPushConsumer(o.Group, opts...)
-	if err != nil {
-		return err
-	}
-	if err := pc.Subscribe(o.Topic, consumer.All()); err != nil {
-		return err
-	}
-	timing := sink.Timing()
-	err = pc.RegisterListener(consumer.ConcurrentlyFunc(func(_ context.Context, msgs []*message.Ext,
-		_ *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
-		if timing {
-			now := time.Now().UnixNano()
-			for _, m := range msgs {
-				sink.Observe(m.Body, now)
-			}
-		}
-		sink.Add(len(msgs))
-		return consumer.ConsumeSuccess
-	}))
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := pc.Start(ctx); err != nil {
-		return err
-	}
-	c.pc = pc
-	return nil
-}
-
-func (c *client) Shutdown(ctx context.Context) error { return c.pc.Shutdown(ctx) }
-
-// Turnaround reports the consumer's pull turnaround (benchkit.TurnaroundReporter).
-func (c *client) Turnaround() (int64, time.Duration, time.Duration) {
-	t := c.pc.Stats().PullTurnaround
-	return t.Count, t.P50, t.P99
-}
-
 func main() {
-	os.Exit(benchkit.Main("rmqpush", &client{}, os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(benchkit.Main("rmqpush", &rmqworker.Client{}, os.Args[1:], os.Stdout, os.Stderr))
 }

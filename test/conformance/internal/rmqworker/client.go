@@ -1,0 +1,80 @@
+// Package rmqworker is the benchmark's rmqpush client, shared by cmd/benchrmqpush and
+// by the worker that measures the metrics and tracing plugins (cmd/benchhooks).
+package rmqworker
+
+import (
+	"context"
+	"time"
+
+	"github.com/rmqpush/rmqpush/consumer"
+	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/test/conformance/internal/benchkit"
+)
+
+// Client runs one rmqpush push consumer whose listener only counts (and, in latency
+// mode, reads the send time from each body), with Hooks installed.
+type Client struct {
+	Hooks []consumer.Hook // installed with consumer.WithHooks; none for the plain worker
+
+	pc *consumer.PushConsumer
+}
+
+// Start starts consuming (benchkit.Client).
+func (c *Client) Start(o benchkit.Options, sink *benchkit.Sink) error {
+	from := consumer.ConsumeFromFirstOffset
+	if o.FromLast {
+		from = consumer.ConsumeFromLastOffset
+	}
+	opts := []consumer.Option{
+		consumer.WithNameServers(o.NameServer),
+		consumer.WithInstanceName(o.Instance),
+		consumer.WithConsumeFromWhere(from),
+	}
+	if len(c.Hooks) > 0 {
+		opts = append(opts, consumer.WithHooks(c.Hooks...))
+	}
+	if o.PullBatch > 0 {
+		opts = append(opts, consumer.WithPullBatchSize(o.PullBatch))
+	}
+	if o.ConsumeBatch > 0 {
+		opts = append(opts, consumer.WithConsumeMessageBatchMaxSize(o.ConsumeBatch))
+	}
+	pc, err := consumer.NewPushConsumer(o.Group, opts...)
+	if err != nil {
+		return err
+	}
+	if err := pc.Subscribe(o.Topic, consumer.All()); err != nil {
+		return err
+	}
+	timing := sink.Timing()
+	err = pc.RegisterListener(consumer.ConcurrentlyFunc(func(_ context.Context, msgs []*message.Ext,
+		_ *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
+		if timing {
+			now := time.Now().UnixNano()
+			for _, m := range msgs {
+				sink.Observe(m.Body, now)
+			}
+		}
+		sink.Add(len(msgs))
+		return consumer.ConsumeSuccess
+	}))
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := pc.Start(ctx); err != nil {
+		return err
+	}
+	c.pc = pc
+	return nil
+}
+
+// Shutdown stops the consumer (benchkit.Client).
+func (c *Client) Shutdown(ctx context.Context) error { return c.pc.Shutdown(ctx) }
+
+// Turnaround reports the consumer's pull turnaround (benchkit.TurnaroundReporter).
+func (c *Client) Turnaround() (int64, time.Duration, time.Duration) {
+	t := c.pc.Stats().PullTurnaround
+	return t.Count, t.P50, t.P99
+}
