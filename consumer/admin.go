@@ -4,9 +4,6 @@ import (
 	"context"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/rmqpush/rmqpush/internal/logging"
 	"github.com/rmqpush/rmqpush/internal/protocol"
@@ -44,81 +41,6 @@ func (h instanceHooks) rebalanceSoon() { h.c.rebalancer.Trigger() }
 // ResetOffset applies an admin's offset reset to topic's queues.
 func (h instanceHooks) ResetOffset(ctx context.Context, topic string, offsets map[message.Queue]int64) {
 	h.c.rebalancer.ResetOffsets(ctx, topic, offsets)
-}
-
-// RunningInfo returns Java's ConsumerRunningInfo for admin tools.
-func (h instanceHooks) RunningInfo() *protocol.ConsumerRunningInfo {
-	c := h.c
-	_, orderly := c.listener.(OrderlyListener)
-	info := &protocol.ConsumerRunningInfo{
-		Properties: map[string]string{
-			protocol.PropConsumerStartTimestamp: strconv.FormatInt(c.startTime.UnixMilli(), 10),
-			protocol.PropConsumeType:            string(protocol.ConsumePassively),
-			protocol.PropConsumeOrderly:         strconv.FormatBool(orderly),
-			protocol.PropNameServerAddr:         strings.Join(c.inst.NameServers(), ";") + ";",
-			protocol.PropThreadPoolCoreSize:     strconv.Itoa(c.cfg.consumeGoroutines),
-			protocol.PropClientVersion:          "V4_9_8",
-			"consumerGroup":                     c.group,
-			"messageModel":                      c.cfg.model.String(),
-			"consumeFromWhere":                  c.cfg.consumeFrom.String(),
-			"allocateMessageQueueStrategy":      c.cfg.allocateStrategy.Name(),
-			"consumeThreadMin":                  strconv.Itoa(c.cfg.consumeGoroutines),
-			"consumeThreadMax":                  strconv.Itoa(c.cfg.consumeGoroutines),
-			"consumeConcurrentlyMaxSpan":        strconv.Itoa(c.cfg.maxSpan),
-			"pullThresholdForQueue":             strconv.Itoa(c.cfg.pullThresholdForQueue),
-			"pullThresholdSizeForQueue":         strconv.Itoa(c.cfg.pullThresholdSizeMiB),
-			"pullThresholdForTopic":             strconv.Itoa(c.cfg.pullThresholdForTopic),
-			"pullThresholdSizeForTopic":         strconv.Itoa(c.cfg.pullThresholdSizeTopic),
-			"pullInterval":                      strconv.FormatInt(c.cfg.pullInterval.Milliseconds(), 10),
-			"consumeMessageBatchMaxSize":        strconv.Itoa(c.cfg.consumeBatchMaxSize),
-			"pullBatchSize":                     strconv.Itoa(c.cfg.pullBatchSize),
-			"postSubscriptionWhenPull":          strconv.FormatBool(c.cfg.postSubscriptionWhenPull),
-			"maxReconsumeTimes":                 strconv.Itoa(int(c.maxReconsumeTimes())),
-			"suspendCurrentQueueTimeMillis":     strconv.FormatInt(c.cfg.suspendCurrentQueueTime.Milliseconds(), 10),
-			"consumeTimeout":                    strconv.FormatInt(int64(c.cfg.consumeTimeout/time.Minute), 10),
-			"instanceName":                      c.cfg.instanceName,
-			"clientIP":                          strings.SplitN(c.clientID, "@", 2)[0],
-		},
-		MQTable:     map[message.Queue]protocol.ProcessQueueInfo{},
-		StatusTable: map[string]protocol.ConsumeStatus{},
-	}
-	subs := *c.subs.Load()
-	for _, topic := range slices.Sorted(maps.Keys(subs)) {
-		info.SubscriptionSet = append(info.SubscriptionSet, subs[topic])
-	}
-	{
-		committed := c.offsets.Table()
-		for q, pq := range c.rebalancer.ProcessQueues() {
-			s := pq.Snapshot()
-			info.MQTable[q] = protocol.ProcessQueueInfo{
-				CommitOffset:            committed[q],
-				CachedMsgMinOffset:      s.CachedMsgMinOffset,
-				CachedMsgMaxOffset:      s.CachedMsgMaxOffset,
-				CachedMsgCount:          s.CachedMsgCount,
-				CachedMsgSizeInMiB:      s.CachedMsgSizeInMiB,
-				TransactionMsgMinOffset: s.TransactionMsgMinOffset,
-				TransactionMsgMaxOffset: s.TransactionMsgMaxOffset,
-				TransactionMsgCount:     s.TransactionMsgCount,
-				Locked:                  s.Locked,
-				TryUnlockTimes:          s.TryUnlockTimes,
-				LastLockTimestamp:       s.LastLockTimestamp,
-				Dropped:                 s.Dropped,
-				LastPullTimestamp:       s.LastPullTimestamp,
-				LastConsumeTimestamp:    s.LastConsumeTimestamp,
-			}
-		}
-	}
-	for topic, ts := range c.stats.snapshot(time.Now()) {
-		info.StatusTable[topic] = protocol.ConsumeStatus{
-			PullRT:            float64(ts.PullRT) / float64(time.Millisecond),
-			PullTPS:           ts.PullTPS,
-			ConsumeRT:         float64(ts.ConsumeRT) / float64(time.Millisecond),
-			ConsumeOKTPS:      ts.ConsumeOKTPS,
-			ConsumeFailedTPS:  ts.ConsumeFailedTPS,
-			ConsumeFailedMsgs: ts.ConsumeFailedMsgs,
-		}
-	}
-	return info
 }
 
 // ConsumeMessageDirectly runs the listener on msg for an admin tool. The listener's

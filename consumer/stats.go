@@ -12,7 +12,8 @@ import (
 
 // Stats is a snapshot of a consumer's statistics.
 type Stats struct {
-	// Topics holds per-topic figures; rates are over about the last minute.
+	// Topics holds per-topic figures; rates are over about the last minute (since the
+	// topic's first pull, before that).
 	Topics map[string]TopicStats
 	// Queues holds the state of each assigned queue.
 	Queues map[message.Queue]QueueStats
@@ -76,6 +77,7 @@ type topicCounters struct {
 	pulls, pullNanos, pulled        atomic.Int64
 	calls, consumeNanos, ok, failed atomic.Int64
 	filtered                        atomic.Int64 // by WithMessageFilter
+	since                           time.Time    // when the topic was first counted: rates before the first sample start there
 	ring                            [statsWindow]sample
 	ringLen, ringNext               int // guarded by stats.mu
 }
@@ -101,7 +103,7 @@ func (s *stats) topic(t string) *topicCounters {
 	if tc := cur[t]; tc != nil {
 		return tc
 	}
-	tc := &topicCounters{}
+	tc := &topicCounters{since: time.Now()}
 	next := maps.Clone(cur)
 	next[t] = tc
 	s.topics.Store(&next)
@@ -158,6 +160,8 @@ func (s *stats) snapshot(at time.Time) map[string]TopicStats {
 		var old sample
 		if tc.ringLen > 0 {
 			old = tc.ring[(tc.ringNext-tc.ringLen+statsWindow)%statsWindow]
+		} else {
+			old.at = tc.since // within the first statsEvery: rates since the topic's first pull
 		}
 		ts := TopicStats{PulledMsgs: cur.pulled, ConsumedMsgs: cur.ok, ConsumeFailedMsgs: cur.failed, FilteredMsgs: tc.filtered.Load()}
 		if d := cur.pulls - old.pulls; d > 0 {

@@ -76,6 +76,9 @@ func (i *Instance) handleRunningInfo(_ context.Context, addr string, req *remoti
 			fmt.Sprintf("The Consumer Group <%s> not exist in this consumer", h.ConsumerGroup))
 	}
 	info := c.RunningInfo()
+	if h.JstackEnable {
+		info.Jstack = goroutineDump() // where Java puts its threads' stacks
+	}
 	resp := i.success(req)
 	resp.Body = info.Encode(protocol.StyleFastjson)
 	return resp
