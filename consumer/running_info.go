@@ -124,7 +124,7 @@ func (c *PushConsumer) runningProperties() map[string]string {
 }
 
 // subscriptionProperty is Java's subscription field as its Map.toString prints it:
-// {topic=expression, ...}, the topics as the user named them.
+// {topic=expression, ...}, the topics on the wire (Java's setSubscription wraps them).
 func (c *PushConsumer) subscriptionProperty() string {
 	subs := *c.subs.Load()
 	var parts []string
@@ -132,7 +132,7 @@ func (c *PushConsumer) subscriptionProperty() string {
 		if topic == c.names.RetryTopic {
 			continue // Java's map holds the user's subscriptions only
 		}
-		parts = append(parts, c.names.UserTopic(topic)+"="+subs[topic].SubString)
+		parts = append(parts, topic+"="+subs[topic].SubString)
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }
