@@ -2,7 +2,10 @@ package rmqotel
 
 import (
 	"context"
+	"maps"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -40,6 +43,9 @@ const (
 type Tracing struct {
 	tracer     trace.Tracer
 	propagator propagation.TextMapPropagator
+
+	mu    sync.Mutex                        // serialises writers of names
+	names atomic.Pointer[map[string]string] // span name by topic, copied on write
 }
 
 // NewTracing returns a tracing hook using the configured TracerProvider and propagator.
@@ -54,7 +60,8 @@ func NewTracing(opts ...Option) *Tracing {
 // span linked to each message's propagated context. The returned context, which the
 // listener gets, holds the span.
 func (t *Tracing) OnConsumeStart(ctx context.Context, call *consumer.ConsumeCall) context.Context {
-	attrs := []attribute.KeyValue{
+	attrs := make([]attribute.KeyValue, 0, 16) // every attribute below without growing
+	attrs = append(attrs,
 		attribute.String(attrSystem, "rocketmq"),
 		attribute.String(attrOperationName, "process"),
 		attribute.String(attrOperationType, "process"),
@@ -63,8 +70,7 @@ func (t *Tracing) OnConsumeStart(ctx context.Context, call *consumer.ConsumeCall
 		attribute.String(attrConsumerGroup, call.Group),
 		attribute.String(attrClientGroup, call.Group),
 		attribute.String(attrClientID, call.ClientID),
-		attribute.String(attrModel, modelName(call.Model)),
-	}
+		attribute.String(attrModel, modelName(call.Model)))
 	parent := ctx
 	var links []trace.Link
 	if len(call.Msgs) == 1 {
@@ -86,9 +92,28 @@ func (t *Tracing) OnConsumeStart(ctx context.Context, call *consumer.ConsumeCall
 			}
 		}
 	}
-	ctx, _ = t.tracer.Start(parent, "process "+call.Queue.Topic, trace.WithSpanKind(trace.SpanKindConsumer),
+	ctx, _ = t.tracer.Start(parent, t.spanName(call.Queue.Topic), trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithTimestamp(call.Begin), trace.WithAttributes(attrs...), trace.WithLinks(links...))
 	return ctx
+}
+
+// spanName returns "process <topic>", built once per topic.
+func (t *Tracing) spanName(topic string) string {
+	if m := t.names.Load(); m != nil {
+		if name, ok := (*m)[topic]; ok {
+			return name
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	next := map[string]string{}
+	if m := t.names.Load(); m != nil {
+		next = maps.Clone(*m)
+	}
+	name := "process " + topic
+	next[topic] = name
+	t.names.Store(&next)
+	return name
 }
 
 // OnConsumeEnd ends the span; a call that did not succeed sets the span's status to
