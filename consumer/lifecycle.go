@@ -254,25 +254,28 @@ func (c *PushConsumer) buildServices() error {
 		ts = c.startTime.Add(-30 * time.Minute)
 	}
 	c.rebalancer, err = rebalance.New(rebalance.Config{
-		Group:          c.group,
-		Clustering:     clustering,
-		Strategy:       c.cfg.allocateStrategy,
-		Broker:         c.inst,
-		Offsets:        c.offsets,
-		Puller:         c.puller,
-		Logger:         c.log,
-		TakeoverGrace:  c.cfg.takeoverGrace,
-		StartFrom:      start,
-		StartTimestamp: ts,
-		Interval:       c.cfg.rebalanceInterval,
-		Topics:         c.topics,
-		Paused:         c.paused.Load,
-		PersistTimeout: c.cfg.apiTimeout,
-		BeforeAdd:      c.service.beforeAdd,
-		CancelAdd:      c.service.cancelAdd,
-		BeforeRemove:   c.service.beforeRemove,
-		AfterRemove:    c.service.afterRemove,
-		Changed:        c.assignmentChanged,
+		Group:         c.group,
+		Clustering:    clustering,
+		Strategy:      c.cfg.allocateStrategy,
+		Broker:        c.inst,
+		Offsets:       c.offsets,
+		Puller:        c.puller,
+		Logger:        c.log,
+		TakeoverGrace: c.cfg.takeoverGrace,
+		// A member that has not yet seen a route change learns it at its next route
+		// poll; a queue gained meanwhile waits that long at most for its offset to settle.
+		TakeoverMaxWait: c.cfg.routeInterval + 2*c.cfg.takeoverGrace,
+		StartFrom:       start,
+		StartTimestamp:  ts,
+		Interval:        c.cfg.rebalanceInterval,
+		Topics:          c.topics,
+		Paused:          c.paused.Load,
+		PersistTimeout:  c.cfg.apiTimeout,
+		BeforeAdd:       c.service.beforeAdd,
+		CancelAdd:       c.service.cancelAdd,
+		BeforeRemove:    c.service.beforeRemove,
+		AfterRemove:     c.service.afterRemove,
+		Changed:         c.assignmentChanged,
 	})
 	return err
 }

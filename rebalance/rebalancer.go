@@ -43,9 +43,9 @@ type Rebalancer struct {
 	failing  bool          // this pass asked for a retry
 	failures int           // consecutive passes that asked for one
 
-	// pending holds queues gained but not created yet: they start at their due time
-	// (see Config.TakeoverGrace). Guarded by passMu.
-	pending map[message.Queue]time.Time
+	// pending holds queues gained but not created yet, waiting for their previous owner
+	// (takeover.go). Guarded by passMu.
+	pending map[message.Queue]*takeover
 
 	ctx       context.Context
 	cancel    context.CancelFunc
@@ -72,7 +72,7 @@ func New(cfg Config) (*Rebalancer, error) {
 		restartAt: make(map[message.Queue]int64),
 		trigger:   make(chan struct{}, 1),
 		rearm:     make(chan struct{}, 1),
-		pending:   make(map[message.Queue]time.Time),
+		pending:   make(map[message.Queue]*takeover),
 		ctx:       ctx,
 		cancel:    cancel,
 		done:      make(chan struct{}),
@@ -339,50 +339,10 @@ func (r *Rebalancer) update(ctx context.Context, topic string, mine []message.Qu
 	// Alone with nothing yet (a first start): no member to wait for. Alone while holding
 	// queues, the queues gained come from a member that left or that a stale member list
 	// leaves out (a restarted broker that has not heard from it yet): wait for it.
-	if r.add(ctx, append(recreated, r.dueNow(topic, gained, alone && !held, now)...)) > 0 {
+	if r.add(ctx, append(recreated, r.dueNow(ctx, topic, gained, alone && !held, now)...)) > 0 {
 		changed = true
 	}
 	return changed
-}
-
-// dueNow returns the gained queues to create now. With a TakeoverGrace, a queue gained
-// from another member waits that long first: the member that had it is releasing it at
-// the same moment (the same notification woke both), and must persist its last offsets
-// before this client reads them, or the messages it consumed last would be consumed
-// again; and a member list that left a live member out is corrected meanwhile (the
-// queue then leaves the pending set, as every queue no longer gained does). With
-// noPrevOwner, nothing waits.
-func (r *Rebalancer) dueNow(topic string, gained []message.Queue, noPrevOwner bool, now time.Time) []message.Queue {
-	for q := range r.pending {
-		if q.Topic == topic && !slices.Contains(gained, q) {
-			delete(r.pending, q)
-		}
-	}
-	if r.cfg.TakeoverGrace <= 0 || noPrevOwner {
-		for _, q := range gained {
-			delete(r.pending, q)
-		}
-		return gained
-	}
-	var due []message.Queue
-	var next time.Time
-	for _, q := range gained {
-		at, ok := r.pending[q]
-		if !ok {
-			at = now.Add(r.cfg.TakeoverGrace)
-			r.pending[q] = at
-		}
-		if !at.After(now) {
-			due = append(due, q)
-			delete(r.pending, q)
-		} else if next.IsZero() || at.Before(next) {
-			next = at
-		}
-	}
-	if !next.IsZero() {
-		r.passAt(next)
-	}
-	return due
 }
 
 // add creates the queues gained, one goroutine per broker, and submits their pull

@@ -35,6 +35,9 @@ type Broker interface {
 	MaxOffset(ctx context.Context, q message.Queue) (int64, error)
 	// SearchOffset returns the offset of q's first message stored at or after the time.
 	SearchOffset(ctx context.Context, q message.Queue, timestampMillis int64) (int64, error)
+	// QueryConsumerOffset returns the group's offset of q stored on the broker; found
+	// is false for a group with none.
+	QueryConsumerOffset(ctx context.Context, group string, q message.Queue) (offset int64, found bool, err error)
 	// HeartbeatSoon asks for a heartbeat without waiting.
 	HeartbeatSoon()
 	// RequestRouteRefresh asks for the routes to be fetched again without waiting.
@@ -61,6 +64,13 @@ type Config struct {
 	// members, so that the member releasing it can persist its last offset first. Zero
 	// starts gained queues at once, as Java does.
 	TakeoverGrace time.Duration
+	// TakeoverMaxWait bounds how long, after the grace, a gained queue waits for the
+	// offset its previous owner commits to stop moving: members learn a route change at
+	// different times (the one whose pulls fail at once, the others at their next
+	// route poll), so a member that gains a queue because a broker left the routes may
+	// gain it while its owner, not knowing yet, still consumes it. Zero: the grace
+	// alone. The consumer uses its route poll interval plus twice the grace.
+	TakeoverMaxWait time.Duration
 
 	StartFrom      StartFrom     // where a queue with no stored offset starts
 	StartTimestamp time.Time     // for StartFromTimestamp

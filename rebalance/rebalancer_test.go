@@ -396,3 +396,90 @@ func TestAloneWithQueuesStillWaitsTheTakeoverGrace(t *testing.T) {
 	h.r.Rebalance(ctx)
 	require.Len(t, filterTopic(h.r.Queues(), "t"), 4)
 }
+
+// Found by the reliability suite (scenario C, duplicates "previous consumer alive" in 2
+// of 5 CI runs): when a broker leaves the routes, the member whose pulls fail learns it
+// at once and the other at its next route poll, so the first may gain queues the other
+// still consumes. A gained queue starts only once the offset its previous owner commits
+// stops moving, or at the deadline.
+func TestGainedQueueWaitsForItsOffsetToSettle(t *testing.T) {
+	h := newHarness(t, func(c *Config) {
+		c.TakeoverGrace = time.Millisecond
+		c.TakeoverMaxWait = time.Hour
+	})
+	ctx := context.Background()
+	setIDs := func(ids ...string) {
+		h.broker.mu.Lock()
+		h.broker.ids = ids
+		h.broker.mu.Unlock()
+	}
+	lookAgainNow := func() {
+		h.r.passMu.Lock()
+		for _, p := range h.r.pending {
+			p.due = time.Now()
+		}
+		h.r.passMu.Unlock()
+	}
+	setIDs("c1")
+	h.r.Rebalance(ctx)
+	setIDs("c1", "c2")
+	h.r.Rebalance(ctx)
+	require.Len(t, filterTopic(h.r.Queues(), "t"), 4, "c2 has the other half")
+
+	// c2 leaves the list this member sees, but still consumes: its offsets move.
+	setIDs("c1")
+	h.r.Rebalance(ctx) // gained: the grace starts
+	time.Sleep(2 * time.Millisecond)
+	h.r.Rebalance(ctx) // the grace is over: the first reading
+	require.Len(t, filterTopic(h.r.Queues(), "t"), 4)
+	for i := 0; i < 3; i++ {
+		h.broker.mu.Lock()
+		for _, q := range h.broker.queues["t"] {
+			h.broker.stored[q] += 10 // the previous owner commits
+		}
+		h.broker.mu.Unlock()
+		lookAgainNow()
+		h.r.Rebalance(ctx)
+		require.Len(t, filterTopic(h.r.Queues(), "t"), 4, "the offsets move: still waiting (round %d)", i)
+	}
+	// It stopped: the next reading agrees with the last, and the queues start there.
+	lookAgainNow()
+	h.r.Rebalance(ctx)
+	require.Len(t, filterTopic(h.r.Queues(), "t"), 8)
+	last := h.broker.queues["t"][7]
+	h.broker.mu.Lock()
+	want := h.broker.stored[last]
+	h.broker.mu.Unlock()
+	require.Equal(t, want, h.puller.offsets()[last], "started where the previous owner stopped")
+}
+
+func TestGainedQueueStartsAtTheDeadlineAnyway(t *testing.T) {
+	h := newHarness(t, func(c *Config) {
+		c.TakeoverGrace = time.Millisecond
+		c.TakeoverMaxWait = 20 * time.Millisecond
+	})
+	ctx := context.Background()
+	h.broker.mu.Lock()
+	h.broker.ids = []string{"c1"}
+	h.broker.mu.Unlock()
+	h.r.Rebalance(ctx)
+	h.broker.mu.Lock()
+	h.broker.ids = []string{"c1", "c2"}
+	h.broker.mu.Unlock()
+	h.r.Rebalance(ctx)
+	h.broker.mu.Lock()
+	h.broker.ids = []string{"c1"}
+	h.broker.mu.Unlock()
+	start := time.Now()
+	for len(filterTopic(h.r.Queues(), "t")) < 8 && time.Since(start) < 5*time.Second {
+		h.broker.mu.Lock()
+		for _, q := range h.broker.queues["t"] {
+			h.broker.stored[q]++ // never settles
+		}
+		h.broker.mu.Unlock()
+		time.Sleep(2 * time.Millisecond)
+		h.r.Rebalance(ctx)
+	}
+	require.Len(t, filterTopic(h.r.Queues(), "t"), 8, "started at the deadline")
+	require.GreaterOrEqual(t, time.Since(start), 20*time.Millisecond)
+}
