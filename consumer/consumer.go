@@ -350,12 +350,15 @@ func (c *PushConsumer) logf(level logging.Level, msg string, q message.Queue, er
 	if !logging.Enabled(c.log, level) {
 		return
 	}
-	q = c.names.UserQueue(q)
-	if err != nil {
-		c.log.Log(level, msg, "group", c.names.UserGroup, "queue", q.String(), "err", err)
-	} else {
-		c.log.Log(level, msg, "group", c.names.UserGroup, "queue", q.String())
+	kv := make([]any, 0, 6)
+	kv = append(kv, "group", c.names.UserGroup)
+	if q.Topic != "" { // errors about several queues name them themselves
+		kv = append(kv, "queue", c.names.UserQueue(q).String())
 	}
+	if err != nil {
+		kv = append(kv, "err", err)
+	}
+	c.log.Log(level, msg, kv...)
 }
 
 func (c *PushConsumer) logMsg(level logging.Level, msg string, q message.Queue, m *message.Ext, err error) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rmqpush/rmqpush/internal/logging"
 	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/offset"
 	"github.com/rmqpush/rmqpush/pull"
 )
 
@@ -128,7 +129,14 @@ func (r *Rebalancer) release(ctx context.Context, reqs []*pull.Request, why stri
 		pctx, cancel := r.persistContext(ctx)
 		defer cancel()
 		if err := r.cfg.Offsets.Persist(pctx, q); err != nil {
-			r.logf(logging.LevelWarn, "persisting the offset of a dropped queue failed", q, err)
+			// Its broker is away (the usual reason): keep the offset for when the
+			// queue comes back, so what was consumed is not consumed again.
+			if off, rerr := r.cfg.Offsets.Read(pctx, q, offset.ReadFromMemory); rerr == nil && off >= 0 {
+				r.mu.Lock()
+				r.unsaved[q] = off
+				r.mu.Unlock()
+			}
+			r.logf(logging.LevelWarn, "persisting the offset of a dropped queue failed; it is kept for when the queue comes back", q, err)
 		}
 		r.cfg.Offsets.Remove(q)
 		if r.cfg.AfterRemove != nil {

@@ -34,6 +34,13 @@ type Rebalancer struct {
 	// stored offset. Guarded by mu.
 	restartAt map[message.Queue]int64
 
+	// unsaved holds the offsets of queues released while their broker could not take
+	// them (it left the routes, or went down): consumed, but not on the broker. When
+	// such a queue is assigned to this client again, it starts at the larger of this and
+	// the broker's offset, and writes it; when it goes to another member, it is
+	// forgotten. Guarded by mu.
+	unsaved map[message.Queue]int64
+
 	passMu  sync.Mutex // one pass at a time
 	trigger chan struct{}
 
@@ -70,6 +77,7 @@ func New(cfg Config) (*Rebalancer, error) {
 		log:       cfg.Logger,
 		table:     make(map[message.Queue]*pull.Request),
 		restartAt: make(map[message.Queue]int64),
+		unsaved:   make(map[message.Queue]int64),
 		trigger:   make(chan struct{}, 1),
 		rearm:     make(chan struct{}, 1),
 		pending:   make(map[message.Queue]*takeover),
@@ -236,7 +244,7 @@ func (r *Rebalancer) rebalanceTopic(ctx context.Context, topic string) {
 	if len(all) == 0 {
 		// A route with no readable queue: nothing to consume (Java allocates over the
 		// empty set and drops every queue of the topic).
-		if r.update(ctx, topic, nil, true) && r.cfg.Changed != nil {
+		if r.update(ctx, topic, all, nil, true) && r.cfg.Changed != nil {
 			r.cfg.Changed(topic, all, nil)
 		}
 		return
@@ -269,7 +277,7 @@ func (r *Rebalancer) rebalanceTopic(ctx context.Context, topic string) {
 			return
 		}
 	}
-	if r.update(ctx, topic, mine, alone) && r.cfg.Changed != nil {
+	if r.update(ctx, topic, all, mine, alone) && r.cfg.Changed != nil {
 		r.cfg.Changed(topic, all, mine)
 	}
 }
@@ -287,8 +295,9 @@ func (r *Rebalancer) dropTopicsNotSubscribed(ctx context.Context, topics []strin
 	r.release(ctx, gone, "topic no longer subscribed")
 }
 
-// update makes topic's assignment equal mine and reports whether it changed.
-func (r *Rebalancer) update(ctx context.Context, topic string, mine []message.Queue, alone bool) bool {
+// update makes topic's assignment equal mine, out of all, and reports whether it
+// changed.
+func (r *Rebalancer) update(ctx context.Context, topic string, all, mine []message.Queue, alone bool) bool {
 	now := time.Now()
 	var lost, expired []*pull.Request
 	held := false // this client consumes some queue of topic already
@@ -320,12 +329,18 @@ func (r *Rebalancer) update(ctx context.Context, topic string, mine []message.Qu
 			forgotten = append(forgotten, q)
 		}
 	}
+	for q := range r.unsaved {
+		if q.Topic == topic && slices.Contains(all, q) && !slices.Contains(mine, q) {
+			delete(r.unsaved, q) // routed again, and another member's: its offset wins
+		}
+	}
 	for _, q := range mine {
 		if _, ok := r.table[q]; ok {
 			continue
 		}
 		_, restarting := r.restartAt[q]
-		if restarting || slices.ContainsFunc(expired, func(req *pull.Request) bool { return req.Queue == q }) {
+		_, unsaved := r.unsaved[q]
+		if restarting || unsaved || slices.ContainsFunc(expired, func(req *pull.Request) bool { return req.Queue == q }) {
 			recreated = append(recreated, q) // ours all along: no one to wait for
 		} else {
 			gained = append(gained, q)
@@ -398,6 +413,7 @@ func (r *Rebalancer) create(ctx context.Context, q message.Queue) *pull.Request 
 	r.cfg.Offsets.Remove(q) // a stale (or frozen) in-memory offset from an earlier assignment
 	r.mu.Lock()
 	start, restart := r.restartAt[q]
+	unsaved, hasUnsaved := r.unsaved[q]
 	r.mu.Unlock()
 	var err error
 	if restart {
@@ -406,6 +422,15 @@ func (r *Rebalancer) create(ctx context.Context, q message.Queue) *pull.Request 
 		r.cfg.Offsets.Update(q, start, false)
 	} else {
 		start, err = r.startOffset(ctx, q)
+		if err == nil && hasUnsaved && unsaved > start {
+			// Consumed up to there before the broker went away: start there and write
+			// it (the next commit does, if this one fails).
+			start = unsaved
+			r.cfg.Offsets.Update(q, start, true)
+			if perr := r.cfg.Offsets.Persist(ctx, q); perr != nil {
+				r.logf(logging.LevelWarn, "writing the offset kept while the broker was away failed; it is written with the next commit", q, perr)
+			}
+		}
 	}
 	if err != nil {
 		cancelAdd()
@@ -422,6 +447,7 @@ func (r *Rebalancer) create(ctx context.Context, q message.Queue) *pull.Request 
 	if !exists && ctx.Err() == nil {
 		r.table[q] = req
 		delete(r.restartAt, q)
+		delete(r.unsaved, q)
 	}
 	r.mu.Unlock()
 	if exists || ctx.Err() != nil {

@@ -27,6 +27,7 @@ type fakeBroker struct {
 	maxOffset map[message.Queue]int64
 	stored    map[message.Queue]int64 // the group's offsets on the broker
 	queryErr  error
+	updateErr map[string]error // by broker name
 	searched  []int64
 	beats     int
 	refreshes int
@@ -69,6 +70,9 @@ func (b *fakeBroker) QueryConsumerOffset(_ context.Context, _ string, q message.
 func (b *fakeBroker) UpdateConsumerOffset(_ context.Context, _ string, q message.Queue, off int64) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if err := b.updateErr[q.BrokerName]; err != nil {
+		return err
+	}
 	b.stored[q] = off
 	return nil
 }
@@ -482,4 +486,77 @@ func TestGainedQueueStartsAtTheDeadlineAnyway(t *testing.T) {
 	}
 	require.Len(t, filterTopic(h.r.Queues(), "t"), 8, "started at the deadline")
 	require.GreaterOrEqual(t, time.Since(start), 20*time.Millisecond)
+}
+
+// Found on a real two-master cluster (issue 15: 6.3 % duplicates when one master was
+// stopped for 20 s): a queue dropped because its broker left the routes lost the offsets
+// consumed from its cache meanwhile, and came back at the broker's old offset. The
+// offset is kept, and used (and written) when the queue comes back to this client; a
+// queue that comes back to another member forgets it.
+func TestOffsetOfAQueueWhoseBrokerLeftIsKept(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.TakeoverGrace = time.Hour })
+	ctx := context.Background()
+	h.broker.mu.Lock()
+	h.broker.ids = []string{"c1"}
+	h.broker.mu.Unlock()
+	h.r.Rebalance(ctx)
+	bq := message.Queue{Topic: "t", BrokerName: "b", QueueID: 1}
+	require.Contains(t, h.r.Queues(), bq)
+	h.offsets.Update(bq, 40, true) // consumed from the cache; not on the broker yet
+
+	// broker b goes away: its queues leave the route, and their offsets cannot be written.
+	h.broker.mu.Lock()
+	h.broker.updateErr = map[string]error{"b": errors.New("connection refused")}
+	h.broker.queues["t"] = brokerQueues("t", []string{"a"}, 4)
+	h.broker.mu.Unlock()
+	h.r.Rebalance(ctx)
+	require.NotContains(t, h.r.Queues(), bq)
+
+	// It is back with its old offset: the queue is ours again, at once (no one else
+	// could consume it meanwhile), from the offset kept, which is written.
+	h.broker.mu.Lock()
+	h.broker.updateErr = nil
+	h.broker.queues["t"] = brokerQueues("t", []string{"a", "b"}, 4)
+	h.broker.stored[bq] = 25
+	h.broker.mu.Unlock()
+	h.r.Rebalance(ctx)
+	require.Contains(t, h.r.Queues(), bq, "no takeover grace: it was this client's")
+	require.Equal(t, int64(40), h.puller.request(bq).NextOffset)
+	h.broker.mu.Lock()
+	require.Equal(t, int64(40), h.broker.stored[bq])
+	h.broker.mu.Unlock()
+}
+
+func TestKeptOffsetForgottenWhenTheQueueGoesElsewhere(t *testing.T) {
+	h := newHarness(t, nil)
+	ctx := context.Background()
+	h.broker.mu.Lock()
+	h.broker.ids = []string{"c1"}
+	h.broker.mu.Unlock()
+	h.r.Rebalance(ctx)
+	bq := message.Queue{Topic: "t", BrokerName: "b", QueueID: 3}
+	h.offsets.Update(bq, 40, true)
+	h.broker.mu.Lock()
+	h.broker.updateErr = map[string]error{"b": errors.New("connection refused")}
+	h.broker.queues["t"] = brokerQueues("t", []string{"a"}, 4)
+	h.broker.mu.Unlock()
+	h.r.Rebalance(ctx)
+
+	// Back, but c2 joined meanwhile and gets it: c2 starts from the broker's offset, and
+	// this client never writes its own over c2's.
+	h.broker.mu.Lock()
+	h.broker.updateErr = nil
+	h.broker.ids = []string{"c1", "c2"}
+	h.broker.queues["t"] = brokerQueues("t", []string{"a", "b"}, 4)
+	h.broker.stored[bq] = 25
+	h.broker.mu.Unlock()
+	h.r.Rebalance(ctx)
+	require.NotContains(t, h.r.Queues(), bq)
+	h.r.mu.Lock()
+	_, kept := h.r.unsaved[bq]
+	h.r.mu.Unlock()
+	require.False(t, kept)
+	h.broker.mu.Lock()
+	require.Equal(t, int64(25), h.broker.stored[bq])
+	h.broker.mu.Unlock()
 }

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/rmqpush/rmqpush/internal/logging"
 	"github.com/rmqpush/rmqpush/internal/protocol"
@@ -21,11 +22,13 @@ const MasterID int64 = 0
 // It is guarded by Instance.mu.
 type routeTable struct {
 	topics  map[string]*protocol.TopicRouteData
-	brokers map[string]map[int64]string // broker name → broker id → address
+	brokers map[string]map[int64]string     // broker name → broker id → address
+	lost    map[string]map[string]time.Time // topic → brokers its route lost → since (route_lost.go)
 }
 
 func newRouteTable() routeTable {
-	return routeTable{topics: make(map[string]*protocol.TopicRouteData), brokers: make(map[string]map[int64]string)}
+	return routeTable{topics: make(map[string]*protocol.TopicRouteData), brokers: make(map[string]map[int64]string),
+		lost: make(map[string]map[string]time.Time)}
 }
 
 // rebuildBrokers recomputes the broker address table from every route, so brokers no
@@ -78,6 +81,9 @@ func (i *Instance) UpdateTopicRoute(ctx context.Context, topic string) (bool, er
 	if changed {
 		i.routes.topics[topic] = route
 		i.routes.rebuildBrokers()
+		if old != nil {
+			i.noteLostBrokers(topic, old.BrokerNames(), route.BrokerNames(), time.Now())
+		}
 	}
 	i.mu.Unlock()
 

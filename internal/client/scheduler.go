@@ -8,8 +8,9 @@ import (
 )
 
 // schedule is the Instance's one goroutine: it refreshes routes and sends heartbeats on
-// their intervals, and at once when asked (RequestRouteRefresh, HeartbeatSoon), and
-// fetches the name-server list from the address service, if there is one.
+// their intervals, and at once when asked (RequestRouteRefresh, HeartbeatSoon), polls
+// the routes that lost a broker every second, and fetches the name-server list from the
+// address service, if there is one.
 func (i *Instance) schedule() {
 	defer close(i.done)
 	ctx := i.ctx
@@ -24,14 +25,29 @@ func (i *Instance) schedule() {
 		defer t.Stop()
 		addrService = t.C
 	}
+	// lost polls the topics whose route lost a broker (route_lost.go); armed only while
+	// there are some, so an idle client with healthy routes keeps just its two tickers.
+	lost := time.NewTimer(lostBrokerPoll)
+	defer lost.Stop()
+	lost.Stop()
+	armLost := func() {
+		if len(i.topicsMissingBrokers(time.Now())) > 0 {
+			lost.Reset(lostBrokerPoll)
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-routes.C:
 			i.refreshRoutes(ctx)
+			armLost()
 		case <-i.refresh:
 			i.refreshRoutes(ctx)
+			armLost()
+		case <-lost.C:
+			i.refreshLostRoutes(ctx)
+			armLost()
 		case <-heartbeat.C:
 			i.heartbeat(ctx)
 		case <-i.kick:

@@ -98,6 +98,15 @@ func (r *TopicRouteData) Broker(brokerName string) (*BrokerData, bool) {
 	return nil, false
 }
 
+// BrokerNames returns the names of the brokers the route lists, in its order.
+func (r *TopicRouteData) BrokerNames() []string {
+	out := make([]string, len(r.BrokerDatas))
+	for k, bd := range r.BrokerDatas {
+		out[k] = bd.BrokerName
+	}
+	return out
+}
+
 // MasterAddr returns the address of the named broker's master (id 0).
 func (r *TopicRouteData) MasterAddr(brokerName string) (string, bool) {
 	b, ok := r.Broker(brokerName)

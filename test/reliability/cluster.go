@@ -26,9 +26,16 @@ type clusterSpec struct {
 	delayScale float64        // 0: real delay levels
 }
 
+// offsetReorder is how late, at most, every scenario's brokers process a pull or an
+// offset update (fakebroker -out-of-order-offsets): as a real broker's two thread pools
+// do, an older offset can then be stored after a newer one unless the consumer never
+// lets both be in flight. Each scenario checks that no write moved an offset back.
+const offsetReorder = 2 * time.Millisecond
+
 // startCluster starts the fake cluster process and waits until it serves.
 func startCluster(dir, bin string, spec clusterSpec) (*cluster, error) {
-	args := []string{"-namesrv", "127.0.0.1:0", "-control", "127.0.0.1:0", "-brokers", strconv.Itoa(spec.brokers)}
+	args := []string{"-namesrv", "127.0.0.1:0", "-control", "127.0.0.1:0", "-brokers", strconv.Itoa(spec.brokers),
+		"-out-of-order-offsets", offsetReorder.String()}
 	for t, q := range spec.topics {
 		args = append(args, "-topic", fmt.Sprintf("%s:%d", t, q))
 	}

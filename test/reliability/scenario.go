@@ -68,6 +68,7 @@ func scenarios() []scenario {
 		{"D", "slow listener", runD},
 		{"E", "poison message", runE},
 		{"F", "network faults", runF},
+		{"G", "one master of two away", runG},
 	}
 }
 
@@ -327,6 +328,27 @@ func (e *env) finish(ids []string, poison string) error {
 	}
 	e.res.Duplicates = e.coll.duplicateCount(poison)
 	e.target("0 lost", e.res.Lost == 0, "%d lost of %d", e.res.Lost, len(ids))
+	return e.checkRegressions(context.Background())
+}
+
+// checkRegressions checks that no offset write of the group moved a stored offset back
+// on brokers that may process offsets out of order (offsetReorder), as a real 4.9.8
+// logs "[NOTIFYME]update consumer offset less than store" for each.
+func (e *env) checkRegressions(ctx context.Context) error {
+	regs, err := e.cl.Regressions(ctx, e.group)
+	if err != nil {
+		return err
+	}
+	total := 0
+	var recent []string
+	for broker, r := range regs {
+		total += r.Count
+		for _, x := range r.Recent[max(0, len(r.Recent)-3):] {
+			recent = append(recent, fmt.Sprintf("%s/%d %d < %d (pull %v)", broker, x.QueueID, x.Request, x.Stored, x.ByPull))
+		}
+	}
+	e.target("0 offsets moved back", total == 0, "%d offset writes moved a stored offset back (brokers processing offsets up to %v out of order)%s",
+		total, offsetReorder, map[bool]string{true: "", false: fmt.Sprintf("; the last ones: %v", recent)}[total == 0])
 	return nil
 }
 
