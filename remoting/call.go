@@ -22,6 +22,7 @@ type call struct {
 	done  atomic.Bool
 	timer atomic.Pointer[time.Timer]
 	conn  atomic.Pointer[conn] // the connection it was registered on
+	seen  atomic.Uint64        // the frames that connection had received then
 }
 
 type callResult struct {

@@ -46,6 +46,9 @@ var errIdle = errors.New("idle for the idle timeout")
 // idleClosed reports whether err is a send on a connection the idle sweep closed
 // between the caller finding it and sending: the call goes on a new connection.
 func idleClosed(err error) bool {
+	if err == nil {
+		return false // before errors.As, whose target would escape on every call
+	}
 	var ce *ConnError
 	return errors.As(err, &ce) && ce.Err == errIdle
 }
@@ -88,7 +91,9 @@ func NewClient(opts ...ClientOption) (*Client, error) {
 // ends first it returns a *CallError wrapping ctx.Err() and forgets the call; a response
 // arriving later is dropped. Other errors are *CallError values naming the address, code
 // and opaque, wrapping a *ConnError when the connection failed or could not be made, or
-// ErrClosed.
+// ErrClosed. When ctx's deadline passes and no frame at all arrived on the connection
+// since req was sent, the peer is taken as stalled: the connection closes, its other
+// calls fail with a *ConnError wrapping ErrStalled, and the next call dials again.
 func (cl *Client) Invoke(ctx context.Context, addr string, req *Command) (*Command, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, &CallError{Addr: addr, Code: req.Code, Err: err}
@@ -99,6 +104,7 @@ func (cl *Client) Invoke(ctx context.Context, addr string, req *Command) (*Comma
 	}
 	call := newCall(addr, req, cl.cfg.rpcHooks)
 	call.ch = make(chan callResult, 1)
+	start := time.Now()
 	c, err := cl.sendWaiting(ctx, addr, frame, call)
 	if err != nil {
 		cl.pool.put(frame)
@@ -110,6 +116,9 @@ func (cl *Client) Invoke(ctx context.Context, addr string, req *Command) (*Comma
 	case <-ctx.Done():
 		if call.done.CompareAndSwap(false, true) {
 			c.forget(call)
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				c.timedOut(call, time.Since(start))
+			}
 			return nil, call.wrap(ctx.Err())
 		}
 		r := <-call.ch // completed concurrently: its result is on its way
@@ -123,7 +132,8 @@ func (cl *Client) Invoke(ctx context.Context, addr string, req *Command) (*Comma
 // full), callback is never called. Otherwise callback is called exactly once: with the
 // response, with a *CallError wrapping a timeout (errors.Is ErrTimeout and
 // context.DeadlineExceeded) when none arrived within timeout of this call, or with a
-// *CallError wrapping the connection's or dial's *ConnError.
+// *CallError wrapping the connection's or dial's *ConnError. A timeout with no frame
+// arriving on the connection since req was sent closes the connection, as Invoke's.
 //
 // The callback runs on the connection's read loop, a timer goroutine, the dial goroutine,
 // or the goroutine closing the connection; never on the caller's. It must be quick, must
@@ -370,7 +380,7 @@ func (cl *Client) dial(addr string, e *clientConn) {
 			delete(cl.conns, addr)
 		}
 	} else {
-		e.c = newConn(cl.ctx, nc, addr, connSettings{maxFrame: cl.cfg.maxFrameSize, writeTimeout: cl.cfg.writeTimeout}, cl, &cl.pool)
+		e.c = newConn(cl.ctx, nc, addr, connSettings{maxFrame: cl.cfg.maxFrameSize, writeTimeout: cl.cfg.writeTimeout, readTimeout: cl.cfg.readTimeout}, cl, &cl.pool)
 		e.c.start(&cl.wg)
 	}
 	waiters := e.waiters
@@ -419,10 +429,14 @@ func (cl *Client) startTimer(call *call, timeout time.Duration) {
 		}
 		defer cl.wg.Done()
 		if call.done.CompareAndSwap(false, true) {
-			if c := call.conn.Load(); c != nil {
+			c := call.conn.Load()
+			if c != nil {
 				c.forget(call)
 			}
 			call.finish(nil, &timeoutError{after: timeout})
+			if c != nil {
+				c.timedOut(call, timeout)
+			}
 		}
 	})
 	call.timer.Store(t)

@@ -31,6 +31,7 @@ type clientConfig struct {
 	dialTimeout  time.Duration
 	maxFrameSize int
 	writeTimeout time.Duration
+	readTimeout  time.Duration
 	idleTimeout  time.Duration
 	serialize    SerializeType
 	tls          *tls.Config
@@ -47,6 +48,7 @@ func defaultClientConfig() clientConfig {
 		dialTimeout:  DefaultDialTimeout,
 		maxFrameSize: DefaultMaxFrameSize,
 		writeTimeout: DefaultWriteTimeout,
+		readTimeout:  DefaultReadTimeout,
 		idleTimeout:  DefaultIdleTimeout,
 		serialize:    SerializeJSON,
 		dial:         d.DialContext,
@@ -66,6 +68,9 @@ func (cfg *clientConfig) validate() error {
 	}
 	if cfg.writeTimeout <= 0 {
 		return fmt.Errorf("remoting: WithWriteTimeout(%v): must be positive", cfg.writeTimeout)
+	}
+	if cfg.readTimeout <= 0 {
+		return fmt.Errorf("remoting: WithReadTimeout(%v): must be positive", cfg.readTimeout)
 	}
 	if cfg.idleTimeout < 0 {
 		return fmt.Errorf("remoting: WithIdleTimeout(%v): must not be negative", cfg.idleTimeout)
@@ -99,6 +104,17 @@ func WithMaxFrameSize(n int) ClientOption {
 // read for that long fails, with all its pending calls. Default 10 s.
 func WithWriteTimeout(d time.Duration) ClientOption {
 	return func(c *clientConfig) { c.writeTimeout = d }
+}
+
+// WithReadTimeout sets how often a connection's reads time out to check its peer: a
+// frame that was arriving at one check and has not arrived in full by the next (a peer
+// that stops or trickles inside a frame) closes the connection, failing its calls with
+// an error wrapping ErrStalled. A quiet connection is never closed by the check: a
+// broker may hold a long poll as long as the call's own timeout allows. (A call that
+// times out with no frame arriving on its connection since it was sent closes the
+// connection too, whatever this setting.) Default DefaultReadTimeout.
+func WithReadTimeout(d time.Duration) ClientOption {
+	return func(c *clientConfig) { c.readTimeout = d }
 }
 
 // WithIdleTimeout closes a connection that carried no frame for between d and 2d and

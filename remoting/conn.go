@@ -28,6 +28,7 @@ type connOwner interface {
 type connSettings struct {
 	maxFrame     int
 	writeTimeout time.Duration
+	readTimeout  time.Duration // how often reads time out to check for a stall
 }
 
 // maxQueuedBytes bounds the frames waiting for a slow socket: beyond it, sends fail
@@ -52,6 +53,7 @@ type conn struct {
 	cancel   context.CancelFunc
 	isClosed atomic.Bool
 	activity atomic.Uint64 // frames sent and received
+	received atomic.Uint64 // frames received; written by the read loop only
 	handlers atomic.Int32  // handler calls running for the peer's requests
 	swept    uint64        // activity at the owner's last idle sweep; under mu
 
@@ -117,6 +119,7 @@ func (c *conn) send(frame []byte, cl *call) error {
 			return fmt.Errorf("opaque %d is already pending on the connection to %s", cl.opaque, c.addr)
 		}
 		cl.conn.Store(c)
+		cl.seen.Store(c.received.Load())
 		c.pending[cl.opaque] = cl
 	}
 	switch {
@@ -299,13 +302,20 @@ func (c *conn) readLoop(wg *sync.WaitGroup) {
 	fr := NewFrameReader(c.nc, c.settings.maxFrame)
 	var batch, iov [][]byte // for uncork's writes
 	var joined []byte
+	var stall stallCheck
 	corked := false
-	for frames := 0; ; frames++ {
+	var frames uint64
+	err := c.armReadDeadline()
+	for err == nil {
 		if corked && !fr.Ready() {
 			c.uncork(&batch, &iov, &joined) // before waiting for the stream
 			corked = false
 		}
-		cmd, err := fr.Read()
+		var cmd *Command
+		if cmd, err = fr.Read(); isTimeout(err) {
+			err = c.checkStall(fr, &stall)
+			continue
+		}
 		if err != nil {
 			var fe *FrameError
 			switch {
@@ -317,10 +327,11 @@ func (c *conn) readLoop(wg *sync.WaitGroup) {
 			case isPeerClose(err):
 				err = c.peerClosed(err, frames)
 			}
-			c.close(err)
-			return
+			break
 		}
+		frames++
 		c.activity.Add(1)
+		c.received.Store(frames)
 		if !corked {
 			c.cork()
 			corked = true
@@ -340,6 +351,7 @@ func (c *conn) readLoop(wg *sync.WaitGroup) {
 		}
 		c.owner.handleRequest(c, cmd)
 	}
+	c.close(err)
 }
 
 func (c *conn) writeLoop(wg *sync.WaitGroup) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"slices"
 )
 
@@ -133,16 +134,33 @@ func DecodeFrame(frame []byte) (*Command, error) {
 }
 
 // FrameReader reads commands from a stream of frames through a reused read buffer. It
-// checks each frame's lengths before it reads or allocates anything for it. The body of
-// each command is its own allocation, which the caller may keep; headers are decoded from
-// the buffer. A FrameReader is not safe for concurrent use. After an error it returns the
-// same error forever: a stream cannot be resynchronised after a bad frame.
+// checks each frame's lengths before it reads or allocates anything for it, and the
+// memory it holds for a frame grows with the bytes that actually arrived (in steps that
+// at most double it), never to the length the frame announces before its bytes are
+// there: a peer announcing 16 MiB and sending nothing costs nothing. The body of each
+// command is its own allocation, which the caller may keep; headers are decoded from the
+// buffer. A FrameReader is not safe for concurrent use.
+//
+// After an error Read returns the same error forever (a stream cannot be
+// resynchronised after a bad frame), except a timeout of the underlying reader (a read
+// deadline: a net.Error whose Timeout is true): the frame in progress is kept, and the
+// next Read continues it.
 type FrameReader struct {
 	br       *bufio.Reader
 	maxFrame int
-	scratch  []byte // headers larger than the read buffer
 	err      error
+
+	// The frame in progress, once its 8 length bytes are read.
+	inFrame bool
+	st      SerializeType
+	hl, bl  int
+	cmd     *Command // set once the header is decoded
+	part    []byte   // the header (when larger than the read buffer) or body read so far
 }
+
+// frameChunk is the first allocation for a header or body larger than the read buffer;
+// each further step at most doubles what is held, up to the frame's announced size.
+const frameChunk = 64 << 10
 
 // NewFrameReader returns a FrameReader reading r that refuses frames larger than
 // maxFrameSize bytes (length prefix included); maxFrameSize <= 0 means
@@ -157,72 +175,109 @@ func NewFrameReader(r io.Reader, maxFrameSize int) *FrameReader {
 // Read reads the next command. It returns io.EOF when the stream ends cleanly between
 // frames, an error wrapping io.ErrUnexpectedEOF when it ends inside a frame, a
 // *FrameError for a frame that breaks the protocol, and the underlying reader's error
-// otherwise.
+// otherwise (a timeout among them, after which Read may be called again).
 func (fr *FrameReader) Read() (*Command, error) {
 	if fr.err != nil {
 		return nil, fr.err
 	}
 	cmd, err := fr.read()
-	if err != nil {
+	if err != nil && !isTimeout(err) {
 		fr.err = err
+		fr.part = nil
 	}
 	return cmd, err
 }
 
 func (fr *FrameReader) read() (*Command, error) {
-	p, err := fr.br.Peek(8)
-	if err != nil {
-		if errors.Is(err, io.EOF) && len(p) == 0 {
-			return nil, io.EOF
-		}
-		return nil, readErr(err, len(p), 8)
-	}
-	total := int32(binary.BigEndian.Uint32(p))
-	word := binary.BigEndian.Uint32(p[4:])
-	if err := checkFrameLengths(total, word, fr.maxFrame); err != nil {
-		return nil, &FrameError{Err: err}
-	}
-	_, _ = fr.br.Discard(8) // Peek returned 8 bytes, so Discard cannot fail
-	hl := int(word & maxHeaderLen)
-	bl := int(total) - 4 - hl
-	cmd := &Command{Serialize: SerializeType(word >> 24)}
-
-	var header string
-	if hl <= fr.br.Size() {
-		h, err := fr.br.Peek(hl)
+	if !fr.inFrame {
+		p, err := fr.br.Peek(8)
 		if err != nil {
-			return nil, readErr(err, len(h), hl)
+			if errors.Is(err, io.EOF) && len(p) == 0 {
+				return nil, io.EOF
+			}
+			return nil, readErr(err, len(p), 8)
 		}
-		header = string(h)
-		_, _ = fr.br.Discard(hl)
-	} else {
-		if cap(fr.scratch) < hl {
-			fr.scratch = make([]byte, hl)
+		total := int32(binary.BigEndian.Uint32(p))
+		word := binary.BigEndian.Uint32(p[4:])
+		if err := checkFrameLengths(total, word, fr.maxFrame); err != nil {
+			return nil, &FrameError{Err: err}
 		}
-		h := fr.scratch[:hl]
-		if n, err := io.ReadFull(fr.br, h); err != nil {
-			return nil, readErr(err, n, hl)
-		}
-		header = string(h)
+		_, _ = fr.br.Discard(8) // Peek returned 8 bytes, so Discard cannot fail
+		fr.inFrame = true
+		fr.st = SerializeType(word >> 24)
+		fr.hl = int(word & maxHeaderLen)
+		fr.bl = int(total) - 4 - fr.hl
 	}
-	if err := decodeHeader(cmd.Serialize, header, cmd); err != nil {
-		return nil, &FrameError{Err: err}
-	}
-	if bl > 0 {
-		body := make([]byte, bl)
-		if n, err := io.ReadFull(fr.br, body); err != nil {
-			return nil, readErr(err, n, bl)
+	if fr.cmd == nil {
+		var header string
+		if fr.hl <= fr.br.Size() {
+			h, err := fr.br.Peek(fr.hl)
+			if err != nil {
+				return nil, readErr(err, len(h), fr.hl)
+			}
+			header = string(h)
+			_, _ = fr.br.Discard(fr.hl)
+		} else {
+			if err := fr.fill(fr.hl); err != nil {
+				return nil, err
+			}
+			header = string(fr.part)
+			fr.part = nil
 		}
-		cmd.Body = body
+		cmd := &Command{Serialize: fr.st}
+		if err := decodeHeader(fr.st, header, cmd); err != nil {
+			return nil, &FrameError{Err: err}
+		}
+		fr.cmd = cmd
 	}
+	if fr.bl > 0 {
+		if err := fr.fill(fr.bl); err != nil {
+			return nil, err
+		}
+		fr.cmd.Body = fr.part
+	}
+	cmd := fr.cmd
+	fr.inFrame, fr.cmd, fr.part = false, nil, nil
 	return cmd, nil
 }
 
+// fill reads into fr.part until it holds want bytes, allocating only for bytes that
+// arrived: it waits for the first byte before the first allocation, and grows the
+// buffer (at most doubling it) only when it is full and more bytes are due.
+func (fr *FrameReader) fill(want int) error {
+	for len(fr.part) < want {
+		if len(fr.part) == cap(fr.part) {
+			if fr.part == nil {
+				if _, err := fr.br.Peek(1); err != nil {
+					return readErr(err, 0, want)
+				}
+			}
+			size := min(want, max(2*cap(fr.part), frameChunk))
+			if fr.part == nil && want-frameChunk <= fr.br.Size() {
+				size = want // a little more than a chunk: allocate it once
+			}
+			grown := make([]byte, len(fr.part), size)
+			copy(grown, fr.part)
+			fr.part = grown
+		}
+		n, err := fr.br.Read(fr.part[len(fr.part):cap(fr.part)])
+		fr.part = fr.part[:len(fr.part)+n]
+		if err != nil && len(fr.part) < want {
+			return readErr(err, len(fr.part), want)
+		}
+	}
+	return nil
+}
+
 // Ready reports whether a whole frame is buffered, so that Read returns without
-// reading from the stream (an error already met counts as ready).
+// reading from the stream (an error already met counts as ready). A frame Read has
+// begun and not finished is not ready.
 func (fr *FrameReader) Ready() bool {
 	if fr.err != nil {
 		return true
+	}
+	if fr.inFrame {
+		return false
 	}
 	n := fr.br.Buffered()
 	if n < 4 {
@@ -233,10 +288,38 @@ func (fr *FrameReader) Ready() bool {
 	return total < 4 || int64(n) >= total+4 // a bad length is an error Read reports at once
 }
 
-// readErr describes a read that stopped after got of want bytes inside a frame.
+// Partial reports whether a frame has begun arriving and is not complete: bytes of it
+// are buffered or were read. got is what arrived of it so far and want its whole size
+// (8 while its length is not known yet).
+func (fr *FrameReader) Partial() (got, want int, partial bool) {
+	if !fr.inFrame {
+		n := fr.br.Buffered()
+		return n, 8, n > 0
+	}
+	got = 8 + len(fr.part) + fr.br.Buffered()
+	if fr.cmd != nil {
+		got += fr.hl
+	}
+	return min(got, 8+fr.hl+fr.bl), 8 + fr.hl + fr.bl, true
+}
+
+// readErr describes a read that stopped after got of want bytes inside a frame. A
+// timeout is returned as it is, so the caller can tell it and read again.
 func readErr(err error, got, want int) error {
+	if isTimeout(err) {
+		return err
+	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("remoting: stream ended inside a frame (%d of %d bytes): %w", got, want, io.ErrUnexpectedEOF)
 	}
 	return err
+}
+
+// isTimeout reports whether err is a read or write deadline passing.
+func isTimeout(err error) bool {
+	if err == nil {
+		return false // before errors.As, whose target would escape on every frame
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }

@@ -51,6 +51,40 @@ func FuzzReadFrame(f *testing.F) {
 	})
 }
 
+// FuzzFrameReaderChunks reads a stream of frames that arrives in pieces, with read
+// timeouts between some of them. Invariants: no panic; the same commands, and the same
+// kind of final error, as reading the stream at once; the memory held for a frame in
+// progress never exceeds twice what arrived of it (or the first chunk).
+func FuzzFrameReaderChunks(f *testing.F) {
+	for i, frame := range allGoldenFrames(f) {
+		f.Add(frame, []byte{byte(i), 3, 200, 1})
+	}
+	f.Fuzz(func(t *testing.T, data, steps []byte) {
+		whole := NewFrameReader(bytes.NewReader(data), fuzzMaxFrame)
+		pieces := NewFrameReader(&chunkedReader{data: data, steps: steps}, fuzzMaxFrame)
+		for {
+			want, wantErr := whole.Read()
+			got, err := pieces.Read()
+			for isTimeout(err) {
+				if n, _, partial := pieces.Partial(); partial {
+					require.LessOrEqual(t, cap(pieces.part), max(2*n, frameChunk+frameReadBufferSize))
+				}
+				got, err = pieces.Read()
+			}
+			if wantErr != nil {
+				require.Error(t, err)
+				require.Equal(t, errors.Is(wantErr, io.EOF), errors.Is(err, io.EOF), "%v / %v", wantErr, err)
+				require.Equal(t, errors.Is(wantErr, io.ErrUnexpectedEOF), errors.Is(err, io.ErrUnexpectedEOF), "%v / %v", wantErr, err)
+				var fe1, fe2 *FrameError
+				require.Equal(t, errors.As(wantErr, &fe1), errors.As(err, &fe2), "%v / %v", wantErr, err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, want, got)
+		}
+	})
+}
+
 // FuzzDecodeJSONHeader decodes a JSON header. Invariants: no panic; a decoded header
 // re-encodes (as strict JSON) and decodes to the same command.
 func FuzzDecodeJSONHeader(f *testing.F) {

@@ -16,7 +16,7 @@ var ErrMayRequireTLS = errors.New("the server may require TLS (WithTLS)")
 // peerClosed describes a read that found the connection closed by the peer (err is
 // io.EOF or a connection reset). A client's plain connection closed before any frame
 // came back names the likely cause: the server requires TLS.
-func (c *conn) peerClosed(err error, framesRead int) error {
+func (c *conn) peerClosed(err error, framesRead uint64) error {
 	if _, client := c.owner.(*Client); client && framesRead == 0 {
 		if _, isTLS := c.nc.(*tls.Conn); !isTLS {
 			return fmt.Errorf("closed by peer before any answer: %w: %w", ErrMayRequireTLS, err)

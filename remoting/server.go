@@ -184,7 +184,7 @@ func (s *Server) accept(nc net.Conn) {
 	}
 	remote := nc.RemoteAddr().String()
 	sc := &ServerConn{s: s, remote: remote}
-	sc.c = newConn(s.ctx, nc, remote, connSettings{maxFrame: s.cfg.maxFrameSize, writeTimeout: s.cfg.writeTimeout}, sc, &s.pool)
+	sc.c = newConn(s.ctx, nc, remote, connSettings{maxFrame: s.cfg.maxFrameSize, writeTimeout: s.cfg.writeTimeout, readTimeout: s.cfg.readTimeout}, sc, &s.pool)
 	if f := s.cfg.hooks.OnConnOpened; f != nil {
 		f(sc)
 	}

@@ -13,6 +13,7 @@ type ServerOption func(*serverConfig)
 type serverConfig struct {
 	maxFrameSize int
 	writeTimeout time.Duration
+	readTimeout  time.Duration
 	tls          *tls.Config
 	hooks        ServerHooks
 	handlers     map[int32]ServerHandler
@@ -23,6 +24,7 @@ func defaultServerConfig() serverConfig {
 	return serverConfig{
 		maxFrameSize: DefaultMaxFrameSize,
 		writeTimeout: DefaultWriteTimeout,
+		readTimeout:  DefaultReadTimeout,
 		handlers:     make(map[int32]ServerHandler),
 	}
 }
@@ -36,6 +38,9 @@ func (cfg *serverConfig) validate() error {
 	}
 	if cfg.writeTimeout <= 0 {
 		return fmt.Errorf("remoting: WithServerWriteTimeout(%v): must be positive", cfg.writeTimeout)
+	}
+	if cfg.readTimeout <= 0 {
+		return fmt.Errorf("remoting: WithServerReadTimeout(%v): must be positive", cfg.readTimeout)
 	}
 	if cfg.tls != nil && len(cfg.tls.Certificates) == 0 && cfg.tls.GetCertificate == nil && cfg.tls.GetConfigForClient == nil {
 		return errors.New("remoting: WithServerTLS: the config has no certificate (Certificates, GetCertificate or GetConfigForClient)")
@@ -54,6 +59,13 @@ func WithServerMaxFrameSize(n int) ServerOption {
 // not read for that long is closed. Default 10 s.
 func WithServerWriteTimeout(d time.Duration) ServerOption {
 	return func(c *serverConfig) { c.writeTimeout = d }
+}
+
+// WithServerReadTimeout is WithReadTimeout for the Server's connections: a peer that
+// stops or trickles inside a frame is disconnected within d to 2d. Default
+// DefaultReadTimeout.
+func WithServerReadTimeout(d time.Duration) ServerOption {
+	return func(c *serverConfig) { c.readTimeout = d }
 }
 
 // WithServerTLS serves TLS with cfg on every listener; nil (the default) means plain TCP.
