@@ -53,6 +53,9 @@ type Rebalancer struct {
 	// pending holds queues gained but not created yet, waiting for their previous owner
 	// (takeover.go). Guarded by passMu.
 	pending map[message.Queue]*takeover
+	// pass is what the pass in progress learnt of the brokers; nil between passes.
+	// Guarded by passMu.
+	pass *passState
 
 	ctx       context.Context
 	cancel    context.CancelFunc
@@ -224,6 +227,8 @@ func (r *Rebalancer) Rebalance(ctx context.Context) {
 		return // resume triggers a pass
 	}
 	topics := r.cfg.Topics()
+	r.pass = newPassState()
+	defer func() { r.pass = nil }()
 	for _, topic := range topics {
 		if ctx.Err() != nil {
 			return
@@ -251,12 +256,14 @@ func (r *Rebalancer) rebalanceTopic(ctx context.Context, topic string) {
 	}
 	mine, alone := all, true
 	if r.cfg.Clustering {
-		ids, err := r.cfg.Broker.ConsumerIDs(ctx, topic, r.cfg.Group)
+		ids, repeated, err := r.consumerIDs(ctx, topic, all)
 		if err != nil {
 			if ctx.Err() != nil {
 				return // cancelled (Shutdown during the pass): nothing went wrong
 			}
-			r.logf(logging.LevelWarn, "cannot get the group's consumer ids; keeping the current queues", message.Queue{Topic: topic}, err)
+			if !repeated { // logged for the first topic of these brokers
+				r.logf(logging.LevelWarn, "cannot get the group's consumer ids; keeping the current queues", message.Queue{Topic: topic}, err)
+			}
 			r.retrySoon()
 			return
 		}
@@ -362,7 +369,9 @@ func (r *Rebalancer) update(ctx context.Context, topic string, all, mine []messa
 
 // add creates the queues gained, one goroutine per broker, and submits their pull
 // requests. A queue whose start offset is unknown (the broker could not be asked) is
-// not started this round. It returns how many it added.
+// not started this round, nor are the broker's other queues of this pass: a broker that
+// does not answer costs the pass one request timeout, not one per queue. It returns how
+// many it added.
 func (r *Rebalancer) add(ctx context.Context, qs []message.Queue) int {
 	if len(qs) == 0 {
 		return 0
@@ -381,10 +390,15 @@ func (r *Rebalancer) add(ctx context.Context, qs []message.Queue) int {
 		go func() {
 			defer wg.Done()
 			for _, q := range queues {
-				if ctx.Err() != nil {
+				if ctx.Err() != nil || r.pass.unanswered(q.BrokerName) {
 					return
 				}
-				if req := r.create(ctx, q); req != nil {
+				req, brokerFailed := r.create(ctx, q)
+				if brokerFailed {
+					r.pass.setUnanswered(q.BrokerName) // retried soon, with the queues after it
+					return
+				}
+				if req != nil {
 					mu.Lock()
 					added = append(added, req)
 					mu.Unlock()
@@ -399,11 +413,14 @@ func (r *Rebalancer) add(ctx context.Context, qs []message.Queue) int {
 	return len(added)
 }
 
-func (r *Rebalancer) create(ctx context.Context, q message.Queue) *pull.Request {
+// create makes q's process queue and pull request. It returns nil when q is not
+// started this round, with brokerFailed when that is because q's broker could not tell
+// its start offset.
+func (r *Rebalancer) create(ctx context.Context, q message.Queue) (req *pull.Request, brokerFailed bool) {
 	pq := processqueue.New(time.Now())
 	if r.cfg.BeforeAdd != nil && !r.cfg.BeforeAdd(ctx, q, pq) {
 		r.retrySoon()
-		return nil
+		return nil, false
 	}
 	cancelAdd := func() {
 		if r.cfg.CancelAdd != nil {
@@ -435,13 +452,13 @@ func (r *Rebalancer) create(ctx context.Context, q message.Queue) *pull.Request 
 	if err != nil {
 		cancelAdd()
 		if ctx.Err() != nil {
-			return nil // cancelled (Shutdown during the pass): nothing went wrong
+			return nil, false // cancelled (Shutdown during the pass): nothing went wrong
 		}
-		r.logf(logging.LevelWarn, "cannot compute the queue's start offset; not starting it this round", q, err)
+		r.logf(logging.LevelWarn, "cannot compute the queue's start offset; not starting it, nor the broker's next queues, this round", q, err)
 		r.retrySoon()
-		return nil
+		return nil, true
 	}
-	req := pull.NewRequest(q, pq, start)
+	req = pull.NewRequest(q, pq, start)
 	r.mu.Lock()
 	_, exists := r.table[q]
 	if !exists && ctx.Err() == nil {
@@ -452,12 +469,12 @@ func (r *Rebalancer) create(ctx context.Context, q message.Queue) *pull.Request 
 	r.mu.Unlock()
 	if exists || ctx.Err() != nil {
 		cancelAdd()
-		return nil
+		return nil, false
 	}
 	if logging.Enabled(r.log, logging.LevelInfo) {
 		r.log.Log(logging.LevelInfo, "queue added", "queue", q.String(), "offset", start)
 	}
-	return req
+	return req, false
 }
 
 func (r *Rebalancer) logf(level logging.Level, msg string, q message.Queue, err error) {

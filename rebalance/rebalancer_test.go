@@ -28,6 +28,9 @@ type fakeBroker struct {
 	stored    map[message.Queue]int64 // the group's offsets on the broker
 	queryErr  error
 	updateErr map[string]error // by broker name
+	brokerErr map[string]error // offset queries to these brokers fail
+	idsCalls  int
+	queries   map[string]int // offset queries by broker
 	searched  []int64
 	beats     int
 	refreshes int
@@ -43,6 +46,7 @@ func (b *fakeBroker) Queues(topic string) ([]message.Queue, bool) {
 func (b *fakeBroker) ConsumerIDs(context.Context, string, string) ([]string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.idsCalls++
 	return slices.Clone(b.ids), b.idsErr
 }
 func (b *fakeBroker) MaxOffset(_ context.Context, q message.Queue) (int64, error) {
@@ -61,8 +65,15 @@ func (b *fakeBroker) RequestRouteRefresh() { b.mu.Lock(); b.refreshes++; b.mu.Un
 func (b *fakeBroker) QueryConsumerOffset(_ context.Context, _ string, q message.Queue) (int64, bool, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.queries == nil {
+		b.queries = map[string]int{}
+	}
+	b.queries[q.BrokerName]++
 	if b.queryErr != nil {
 		return 0, false, b.queryErr
+	}
+	if err := b.brokerErr[q.BrokerName]; err != nil {
+		return 0, false, err
 	}
 	off, ok := b.stored[q]
 	return off, ok, nil

@@ -101,9 +101,18 @@ func (r *Rebalancer) settled(ctx context.Context, qs []message.Queue, now time.T
 		go func() {
 			defer wg.Done()
 			for _, q := range queues {
+				if r.pass.unanswered(q.BrokerName) {
+					mu.Lock()
+					readings[q] = reading{-1, errUnanswered}
+					mu.Unlock()
+					continue
+				}
 				off, found, err := r.cfg.Broker.QueryConsumerOffset(ctx, r.cfg.Group, q)
 				if !found {
 					off = -1
+				}
+				if err != nil && ctx.Err() == nil {
+					r.pass.setUnanswered(q.BrokerName) // one timeout per pass for a broker that does not answer
 				}
 				mu.Lock()
 				readings[q] = reading{off, err}
