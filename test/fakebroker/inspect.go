@@ -384,6 +384,24 @@ func (b *Broker) Locks(group string) map[message.Queue]string {
 	return out
 }
 
+// GiveLock hands group's lock of q to clientID, whoever held it, as if the holder's
+// lock had expired and clientID had taken it: the holder's next renewal is refused.
+func (b *Broker) GiveLock(group string, q message.Queue, clientID string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	gl := b.locks[group]
+	if gl == nil {
+		gl = make(map[message.Queue]*lockEntry)
+		b.locks[group] = gl
+	}
+	if e := gl[q]; e != nil {
+		e.clientID, e.last = clientID, time.Now()
+		return
+	}
+	gl[q] = &lockEntry{clientID: clientID, last: time.Now()}
+	b.lockCount++
+}
+
 // HeldPulls returns how many long polls the broker holds now.
 func (b *Broker) HeldPulls() int {
 	b.mu.Lock()

@@ -190,14 +190,16 @@ func TestOrderlyLostLockStopsConsumptionUntilRelocked(t *testing.T) {
 	waitFor(t, 10*time.Second, "first messages", func() bool { return consumed.Load() == 10 })
 
 	// Our renewals fail for a while, so our lock expires on the broker, and another
-	// client of the group takes it: once the renewals work again the broker refuses
-	// ours, and consumption stops.
+	// client of the group takes it meanwhile: once the renewals work again the broker
+	// refuses ours, and consumption stops. (The thief takes it through the fake broker:
+	// its own lock request, sent after the fault ends, raced our first renewal.)
 	fault, err := b.Inject(fakebroker.Fault{Code: protocol.RequestLockBatchMQ, Fail: protocol.ResponseSystemBusy})
 	require.NoError(t, err)
 	time.Sleep(400 * time.Millisecond) // our broker-side lock (300 ms) expires
+	b.GiveLock("og", q, "thief")
 	fault.Remove()
 	thief := newLocker(t, b.Addr(), "og", "thief")
-	require.True(t, thief.lock(t, q), "the expired lock goes to the thief")
+	require.True(t, thief.lock(t, q), "the thief holds the expired lock")
 	produced := false
 	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
