@@ -534,3 +534,31 @@ func TestCallsRacingTheIdleSweep(t *testing.T) {
 		}
 	}
 }
+
+// A sender writes directly when the connection is free (no hand-off to the write loop),
+// but never waits on the network: against a peer that stops reading, what the socket
+// does not take goes to the write loop, and InvokeAsync returns at once; the write loop
+// then fails the connection after the write timeout. (A sender that wrote with a
+// blocking write waited the whole write timeout here.)
+func TestSendersNeverWaitOnTheNetwork(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	peer := newRawPeer(t)
+	defer peer.close()
+	c := newClient(t, WithWriteTimeout(3*time.Second))
+	defer c.Close()
+	require.NoError(t, c.InvokeOneway(context.Background(), peer.addr(), NewRequest(1, nil, nil)))
+	conn := peer.accept(t) // never read
+	defer conn.Close()
+
+	body := make([]byte, 4<<20)
+	errs := make(chan error, 8)
+	start := time.Now()
+	for range 8 { // 32 MiB: more than loopback socket buffers hold
+		require.NoError(t, c.InvokeAsync(peer.addr(), NewRequest(codeEcho, nil, body), time.Hour, func(_ *Command, err error) { errs <- err }))
+	}
+	require.Less(t, time.Since(start), 1500*time.Millisecond, "the senders waited for the peer")
+	for range 8 {
+		var connErr *ConnError
+		require.ErrorAs(t, <-errs, &connErr, "failed by the write loop after the write timeout")
+	}
+}

@@ -66,6 +66,7 @@ type conn struct {
 	writing bool          // a goroutine is writing to the socket (the write loop or a sender)
 	corked  bool          // the read loop is handling frames: it writes what they queue after
 	werr    error         // a sender's write failed: the write loop closes the conn with it
+	raw     *rawWriter    // non-blocking writes for senders; nil: the write loop writes all
 	wake    chan struct{} // buffered, 1: frames were queued, or a sender's write failed
 	done    chan struct{} // closed when the conn closes
 }
@@ -81,6 +82,7 @@ func newConn(parent context.Context, nc net.Conn, addr string, settings connSett
 		ctx:      ctx,
 		cancel:   cancel,
 		pending:  make(map[int32]*call),
+		raw:      newRawWriter(nc),
 		swept:    ^uint64(0), // never equal to activity before the first sweep saw it
 		wake:     make(chan struct{}, 1),
 		done:     make(chan struct{}),
@@ -129,13 +131,13 @@ func (c *conn) send(frame []byte, cl *call) error {
 		c.wq = append(c.wq, frame)
 		c.wqBytes += len(frame)
 		c.mu.Unlock()
-	case !c.writing && len(c.wq) == 0:
-		// Nobody is writing and nothing waits: write the frame from this goroutine
-		// rather than waking the write loop and waiting for it to be scheduled, which on
-		// a busy machine takes longer than the write.
+	case !c.writing && len(c.wq) == 0 && c.raw != nil:
+		// Nobody is writing and nothing waits: write the frame from this goroutine,
+		// without blocking, rather than waking the write loop and waiting for it to be
+		// scheduled, which on a busy machine takes longer than the write.
 		c.writing = true
 		c.mu.Unlock()
-		c.writeDirect(frame)
+		c.writeNow(frame, nil)
 	default:
 		c.wq = append(c.wq, frame)
 		c.wqBytes += len(frame)
@@ -149,17 +151,42 @@ func (c *conn) send(frame []byte, cl *call) error {
 	return nil
 }
 
-// writeDirect writes one frame for a sender that found the socket free (c.writing set
-// by it), then gives the socket back. Frames queued meanwhile are left to the write loop,
-// and so is a write error: the loop closes the conn, so pending calls never fail on a
-// sender's goroutine (an async caller is promised its callback runs elsewhere).
-func (c *conn) writeDirect(frame []byte) {
-	err := c.nc.SetWriteDeadline(time.Now().Add(c.settings.writeTimeout))
-	if err == nil {
-		_, err = c.nc.Write(frame)
+// writeNow writes buf (one frame, or frames joined; frames, when not nil, are the
+// frames joined into buf) for a goroutine that holds the socket (c.writing set by it),
+// without blocking: what the socket does not take at once — a slow or stalled peer —
+// is queued at the head of the write queue for the write loop, which waits for it within
+// the write timeout. A write error is left to the write loop too, which closes the conn:
+// pending calls never fail on a sender's goroutine (an async caller is promised its
+// callback runs elsewhere), and no sender ever waits on the network.
+func (c *conn) writeNow(buf []byte, frames [][]byte) {
+	n, err := c.raw.tryWrite(buf)
+	var rest []byte
+	if err == nil && n < len(buf) {
+		rest = append(c.pool.get(), buf[n:]...)
 	}
-	c.pool.put(frame)
-	c.release(err)
+	if frames == nil {
+		c.pool.put(buf)
+	}
+	for i, f := range frames {
+		c.pool.put(f)
+		frames[i] = nil
+	}
+	c.mu.Lock()
+	c.writing = false
+	if err != nil && c.werr == nil {
+		c.werr = err
+	}
+	if rest != nil && !c.closed {
+		c.wq = append(c.wq, nil)
+		copy(c.wq[1:], c.wq)
+		c.wq[0] = rest
+		c.wqBytes += len(rest)
+	}
+	more := len(c.wq) > 0 || c.werr != nil
+	c.mu.Unlock()
+	if more {
+		c.wakeWriter()
+	}
 }
 
 // cork makes the frames sent from now on wait in the queue, unwritten, until uncork:
@@ -171,13 +198,14 @@ func (c *conn) cork() {
 	c.mu.Unlock()
 }
 
-// uncork ends a cork and writes what was queued, from the read loop, unless another
-// goroutine is writing (it leaves the rest to the write loop). The read loop uncorks
-// before it waits for the stream, so nothing it queued waits for the next frame.
-func (c *conn) uncork(batch, iov *[][]byte, joined *[]byte) {
+// uncork ends a cork and writes what was queued, from the read loop and without
+// blocking (see writeNow), unless another goroutine is writing (it leaves the rest to the
+// write loop). The read loop uncorks before it waits for the stream, so nothing it
+// queued waits for the next frame. joined is the read loop's scratch buffer.
+func (c *conn) uncork(batch *[][]byte, joined *[]byte) {
 	c.mu.Lock()
 	c.corked = false
-	if c.writing || len(c.wq) == 0 || c.closed {
+	if c.writing || len(c.wq) == 0 || c.closed || c.raw == nil {
 		more := len(c.wq) > 0
 		c.mu.Unlock()
 		if more {
@@ -189,29 +217,18 @@ func (c *conn) uncork(batch, iov *[][]byte, joined *[]byte) {
 	c.wqBytes = 0
 	c.writing = true
 	c.mu.Unlock()
-	err := c.nc.SetWriteDeadline(time.Now().Add(c.settings.writeTimeout))
-	if err == nil {
-		err = c.writeBatch(*batch, iov, joined)
+	if len(*batch) == 1 {
+		c.writeNow((*batch)[0], nil)
+		(*batch)[0] = nil
+		return
 	}
-	for i, b := range *batch {
-		c.pool.put(b)
-		(*batch)[i] = nil
+	*joined = (*joined)[:0]
+	for _, f := range *batch {
+		*joined = append(*joined, f...)
 	}
-	c.release(err)
-}
-
-// release gives the socket back after a write by a goroutine other than the write loop,
-// waking the loop for frames queued meanwhile or to close the conn after err.
-func (c *conn) release(err error) {
-	c.mu.Lock()
-	c.writing = false
-	if err != nil && c.werr == nil {
-		c.werr = err
-	}
-	more := len(c.wq) > 0 || c.werr != nil
-	c.mu.Unlock()
-	if more {
-		c.wakeWriter()
+	c.writeNow(*joined, *batch)
+	if cap(*joined) > framePoolMaxCap {
+		*joined = nil
 	}
 }
 
@@ -300,7 +317,7 @@ func (c *conn) closeErr() error {
 func (c *conn) readLoop(wg *sync.WaitGroup) {
 	defer wg.Done()
 	fr := NewFrameReader(c.nc, c.settings.maxFrame)
-	var batch, iov [][]byte // for uncork's writes
+	var batch [][]byte // for uncork's writes
 	var joined []byte
 	var stall stallCheck
 	corked := false
@@ -308,7 +325,7 @@ func (c *conn) readLoop(wg *sync.WaitGroup) {
 	err := c.armReadDeadline()
 	for err == nil {
 		if corked && !fr.Ready() {
-			c.uncork(&batch, &iov, &joined) // before waiting for the stream
+			c.uncork(&batch, &joined) // before waiting for the stream
 			corked = false
 		}
 		var cmd *Command
@@ -387,6 +404,10 @@ func (c *conn) writeLoop(wg *sync.WaitGroup) {
 		for i, b := range batch {
 			c.pool.put(b)
 			batch[i] = nil
+		}
+		if err == nil && c.raw != nil {
+			// A deadline left set would fail the senders' writes once it passed.
+			err = c.nc.SetWriteDeadline(time.Time{})
 		}
 		if err != nil {
 			c.close(err)
