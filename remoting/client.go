@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -291,11 +292,16 @@ func (cl *Client) sweepIdle() {
 }
 
 // prepare stamps req (opaque, flag, serialization), runs the BeforeRequest hooks and
-// encodes it.
+// encodes it. A code beyond the ROCKETMQ header's 16 bits (RocketMQ 5's POP codes) goes
+// in JSON whatever the client's serialization: Java writes it cut to 16 bits, which a
+// broker refuses (golden p3_pop_rocketmq_533).
 func (cl *Client) prepare(addr string, req *Command, flag int32) ([]byte, error) {
 	req.Opaque = cl.opaque.Add(1)
 	req.Flag = req.Flag&^(FlagResponse|FlagOneway) | flag
 	req.Serialize = cl.cfg.serialize
+	if req.Code > math.MaxInt16 || req.Code < math.MinInt16 {
+		req.Serialize = SerializeJSON
+	}
 	for _, h := range cl.cfg.rpcHooks {
 		h.BeforeRequest(addr, req)
 	}

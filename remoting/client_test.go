@@ -424,14 +424,13 @@ func TestOutgoingLimits(t *testing.T) {
 		})
 		require.ErrorContains(t, err, "exceeds the maximum frame size 1024")
 	})
-	t.Run("code beyond int16 in ROCKETMQ", func(t *testing.T) {
+	t.Run("code beyond int16 in ROCKETMQ goes in JSON", func(t *testing.T) {
 		c := newClient(t, WithSerialization(SerializeRocketMQ))
 		defer c.Close()
-		_, err := c.Invoke(context.Background(), s.Addr(), NewRequest(200050, nil, nil))
-		var ce *CallError
-		require.ErrorAs(t, err, &ce)
-		require.Equal(t, int32(200050), ce.Code)
-		require.ErrorContains(t, err, "code 200050 does not fit in int16")
+		resp, err := c.Invoke(context.Background(), s.Addr(), NewRequest(200050, nil, nil))
+		require.NoError(t, err)
+		require.Equal(t, codeRequestCodeNotSupported, resp.Code)
+		require.Equal(t, " request type 200050 not supported", resp.Remark, "the code arrived whole")
 	})
 	t.Run("code beyond int16 in JSON", func(t *testing.T) {
 		c := newClient(t)

@@ -18,7 +18,9 @@ func (i *Instance) SendHeartbeat(ctx context.Context) (int, error) {
 	if i.closed() {
 		return 0, ErrClosed
 	}
-	hb := protocol.HeartbeatData{ClientID: i.cfg.ClientID}
+	// The two fields a 5.x client adds, as Java 5.3.3 sends them (golden p_pop_533): 4.x
+	// brokers ignore them.
+	hb := protocol.HeartbeatData{ClientID: i.cfg.ClientID, HeartbeatFingerprint: protocol.Some(int64(0)), WithoutSub: protocol.Some(false)}
 	for _, c := range i.consumerList() {
 		hb.ConsumerDataSet = append(hb.ConsumerDataSet, c.ConsumerData())
 	}

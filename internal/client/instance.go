@@ -29,6 +29,7 @@ type Instance struct {
 	addrs      *addrService // where the name-server list comes from; nil for a fixed list
 	routeMu    sync.Mutex   // one route fetch at a time, so an older answer never replaces a newer
 	retrySeq   atomic.Int64 // spreads retry fallback sends over the retry queues
+	assignSeq  atomic.Int64 // spreads QUERY_ASSIGNMENT over the masters
 
 	lifeMu   sync.Mutex
 	started  bool

@@ -81,12 +81,14 @@ type Names struct {
 	UserGroup  string // the group as the user named it
 	RetryTopic string // the group's retry topic on the wire
 	userRetry  string // the retry topic as the user would name it
+	popRetry   string // the prefix of the group's POP retry topics on the wire, %RETRY%<group>
 }
 
 // NewNames returns the names of group (named either way) in ns.
 func NewNames(ns Namespace, group string) Names {
 	wire := ns.Wrap(group)
-	return Names{NS: ns, Group: wire, UserGroup: ns.Unwrap(wire), RetryTopic: RetryTopic(wire), userRetry: ns.Unwrap(RetryTopic(wire))}
+	return Names{NS: ns, Group: wire, UserGroup: ns.Unwrap(wire), RetryTopic: RetryTopic(wire), userRetry: ns.Unwrap(RetryTopic(wire)),
+		popRetry: RetryTopic(wire)}
 }
 
 // UserTopic returns a topic of the wire as the user names it, without allocating for
@@ -109,11 +111,19 @@ func (n *Names) UserQueue(q message.Queue) message.Queue {
 
 // ResetMessage is Java's resetRetryAndNamespace, run on every pulled message before
 // anyone outside sees it: a message from the group's retry topic gets its original topic
-// back (the RETRY_TOPIC property), and the topic loses the namespace.
+// back (the RETRY_TOPIC property), one pulled from a POP retry topic of the group
+// (%RETRY%<group>_<topic>, which a group that went from POP back to pull consumes) gets
+// <topic> (Java's tryResetPopRetryTopic), and the topic loses the namespace.
 func (n *Names) ResetMessage(m *message.Ext) {
-	if m.Topic == n.RetryTopic {
-		if orig, ok := m.Properties.Get(message.PropertyRetryTopic); ok {
-			m.Topic = orig
+	if len(m.Topic) >= len(n.popRetry) && m.Topic[0] == '%' {
+		if m.Topic == n.RetryTopic {
+			if orig, ok := m.Properties.Get(message.PropertyRetryTopic); ok {
+				m.Topic = orig
+			}
+		} else if len(m.Topic) > len(n.popRetry)+1 && strings.HasPrefix(m.Topic, n.popRetry) {
+			if sep := m.Topic[len(n.popRetry)]; sep == '_' || sep == '+' {
+				m.Topic = m.Topic[len(n.popRetry)+1:]
+			}
 		}
 	}
 	m.Topic = n.UserTopic(m.Topic)

@@ -61,6 +61,17 @@ func TestNamesResetMessages(t *testing.T) {
 	none.ResetMessage(m)
 	require.Equal(t, "t", m.Topic)
 	require.Equal(t, message.Queue{Topic: "t", BrokerName: "b"}, n.UserQueue(message.Queue{Topic: "GoldenNs%t", BrokerName: "b"}))
+
+	// Pulled from a POP retry topic (a group back from POP to pull): the topic it stands
+	// for, as Java's tryResetPopRetryTopic gives it, V1 and V2 names alike.
+	for _, topic := range []string{"%RETRY%GoldenNs%GoldenJGroup_GoldenNs%GoldenJTopic", "%RETRY%GoldenNs%GoldenJGroup+GoldenNs%GoldenJTopic"} {
+		popRetried := &message.Ext{Message: message.Message{Topic: topic}}
+		n.ResetMessage(popRetried)
+		require.Equal(t, "GoldenJTopic", popRetried.Topic)
+	}
+	other := &message.Ext{Message: message.Message{Topic: "%RETRY%GoldenNs%GoldenJGroupX"}}
+	n.ResetMessage(other)
+	require.Equal(t, "%RETRY%GoldenJGroupX", other.Topic, "another group's retry topic stays")
 }
 
 // Restoring a pulled message's topic allocates nothing.

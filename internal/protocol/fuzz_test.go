@@ -167,7 +167,7 @@ func unpackFields(data []byte) remoting.Fields {
 // FuzzHeaders decodes arbitrary ext fields with every header type: no panic, and what
 // decodes re-encodes to fields that decode to the same fields again.
 func FuzzHeaders(f *testing.F) {
-	for _, fr := range loadGolden(f) {
+	for _, fr := range loadGoldenFrom(f, append(goldenScenarios, goldenScenarios5x...)...) {
 		if len(fr.ExtFields) > 0 {
 			f.Add(packFields(fr.fields()))
 		}
@@ -194,6 +194,92 @@ func FuzzHeaders(f *testing.F) {
 			if twice := h2.Encode(); !reflect.DeepEqual(once, twice) {
 				t.Fatalf("%s: not stable:\n%v\n%v", tc.name, once, twice)
 			}
+		}
+	})
+}
+
+// addGolden5xSeeds adds the bodies of the named golden 5.x requests and answers.
+func addGolden5xSeeds(f *testing.F, names ...string) {
+	for _, fr := range goldenBodies(f, loadGoldenFrom(f, goldenScenarios5x...), names...) {
+		f.Add(fr.body(f))
+	}
+}
+
+func FuzzQueryAssignment(f *testing.F) {
+	addGolden5xSeeds(f, "QUERY_ASSIGNMENT")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzBody(t, data, func() body { return &QueryAssignmentRequest{} })
+		fuzzBody(t, data, func() body { return &QueryAssignmentResponse{} })
+	})
+}
+
+func FuzzSetMessageRequestMode(f *testing.F) {
+	addGolden5xSeeds(f, "SET_MESSAGE_REQUEST_MODE")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var b SetMessageRequestModeRequest
+		if b.Decode(data) != nil {
+			return // a mode error carries no offset: checked by TestGoldenSetMessageRequestMode
+		}
+		var back SetMessageRequestModeRequest
+		if err := back.Decode(b.Encode(StyleStandard)); err != nil || back != b {
+			t.Fatalf("round trip: %+v %+v %v", b, back, err)
+		}
+	})
+}
+
+func FuzzBatchAck(f *testing.F) {
+	a := BatchAck{ConsumerGroup: "g", Topic: "t", Retry: TopicMarkRetry, StartOffset: 7, QueueID: 1, PopTime: 1796177259844, InvisibleTime: 60000}
+	a.Set(0)
+	a.Set(70)
+	f.Add((&BatchAckRequest{BrokerName: "b", Acks: []BatchAck{a}}).Encode(StyleStandard))
+	f.Add([]byte(`{"acks":[{"consumerGroup":"g","topic":"t","retry":"0","bitSet":[1,0,2]}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var b BatchAckRequest
+		if b.Decode(data) != nil {
+			return
+		}
+		once := b.Encode(StyleStandard)
+		var back BatchAckRequest
+		if err := back.Decode(once); err != nil {
+			t.Fatalf("re-decoding %q: %v", once, err)
+		}
+		if twice := back.Encode(StyleStandard); !bytes.Equal(once, twice) {
+			t.Fatalf("not stable:\n%q\n%q", once, twice)
+		}
+		for _, x := range back.Acks {
+			_ = x.Offsets()
+		}
+	})
+}
+
+// FuzzPopHandle reads arbitrary POP_CK values and offset infos: no panic, and what
+// reads writes back as it read.
+func FuzzPopHandle(f *testing.F) {
+	f.Add("0 1796177259844 60000 0 0 broker-5a 1 3", "0 0 0;0 1 0", "0 0 0,1,2;0 1 0,1")
+	f.Add("0 1796177274898 60000 2 1 broker-5a 0 0", "1 0 0", "1 0 0")
+	f.Add("", "", "")
+	f.Fuzz(func(t *testing.T, ck, start, msgs string) {
+		if e, err := ParseExtraInfo(ck); err == nil {
+			back, err := ParseExtraInfo(e.String())
+			if err != nil || back != e {
+				t.Fatalf("handle %q: %+v, back %+v, %v", ck, e, back, err)
+			}
+		}
+		offs, err := ParsePopOffsets(start, msgs)
+		if err != nil {
+			return
+		}
+		var sb, mb []byte
+		for _, q := range offs {
+			if q.StartOffset >= 0 {
+				sb = AppendStartOffsetInfo(sb, q.TopicMark, q.QueueID, q.StartOffset)
+			}
+			if len(q.Offsets) > 0 {
+				mb = AppendMsgOffsetInfo(mb, q.TopicMark, q.QueueID, q.Offsets)
+			}
+		}
+		if _, err := ParsePopOffsets(string(sb), string(mb)); err != nil {
+			t.Fatalf("re-reading %q %q: %v", sb, mb, err)
 		}
 	})
 }

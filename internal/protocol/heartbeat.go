@@ -34,6 +34,12 @@ type HeartbeatData struct {
 	ClientID        string // "clientID" (capital ID)
 	ProducerDataSet []ProducerData
 	ConsumerDataSet []ConsumerData
+
+	// The fields 5.x clients add (golden p_pop_533, p2_pull_533: always 0 and false,
+	// with the full data set; the fingerprint-only "v2" heartbeat is off by default in
+	// Java). Written only when set, so a 4.9.8 client's heartbeat re-encodes as it came.
+	HeartbeatFingerprint Optional[int64]
+	WithoutSub           Optional[bool]
 }
 
 // ProducerData names one producer group of the client.
@@ -78,6 +84,10 @@ func (h *HeartbeatData) Encode(style Style) []byte {
 		w.EndObject()
 	}
 	w.EndArray()
+	if h.HeartbeatFingerprint.Set {
+		w.Key("heartbeatFingerprint")
+		w.Int(h.HeartbeatFingerprint.Value)
+	}
 	w.Key("producerDataSet")
 	w.BeginArray()
 	for _, p := range h.ProducerDataSet {
@@ -87,6 +97,10 @@ func (h *HeartbeatData) Encode(style Style) []byte {
 		w.EndObject()
 	}
 	w.EndArray()
+	if h.WithoutSub.Set {
+		w.Key("withoutSub")
+		w.Bool(h.WithoutSub.Value)
+	}
 	w.EndObject()
 	return w.Bytes()
 }
@@ -108,6 +122,12 @@ func (h *HeartbeatData) Decode(data []byte) error {
 			h.ProducerDataSet, err = decodeProducerDatas(v)
 		case "consumerDataSet":
 			h.ConsumerDataSet, err = decodeConsumerDatas(v)
+		case "heartbeatFingerprint":
+			h.HeartbeatFingerprint.Set = true
+			h.HeartbeatFingerprint.Value, err = v.Int64()
+		case "withoutSub":
+			h.WithoutSub.Set = true
+			h.WithoutSub.Value, err = v.Bool()
 		}
 		return at(field, err)
 	}))

@@ -17,13 +17,23 @@ const (
 )
 
 // ConsumerRunningInfo is a client's answer to GET_CONSUMER_RUNNING_INFO (307)
-// (PROTOCOL.md §3.13). The 5.x additions mqPopTable and userConsumerInfo are not kept.
+// (PROTOCOL.md §3.13). Of the 5.x additions, mqPopTable is kept and userConsumerInfo
+// is not.
 type ConsumerRunningInfo struct {
 	Properties      map[string]string
 	SubscriptionSet []SubscriptionData
 	MQTable         map[message.Queue]ProcessQueueInfo
-	StatusTable     map[string]ConsumeStatus // topic → statistics
-	Jstack          string                   // omitted when empty
+	MQPopTable      map[message.Queue]PopProcessQueueInfo // 5.x: the queues consumed by POP; omitted when empty
+	StatusTable     map[string]ConsumeStatus              // topic → statistics
+	Jstack          string                                // omitted when empty
+}
+
+// PopProcessQueueInfo is the state of one queue consumed by POP (Java 5's
+// PopProcessQueueInfo).
+type PopProcessQueueInfo struct {
+	WaitAckCount     int32 // popped messages not acked yet
+	Dropped          bool  // written "droped" as Java spells it
+	LastPopTimestamp int64 // ms
 }
 
 // ProcessQueueInfo is the state of one assigned queue.
@@ -63,6 +73,23 @@ func (r *ConsumerRunningInfo) Encode(style Style) []byte {
 	if r.Jstack != "" {
 		w.Key("jstack")
 		w.Str(r.Jstack)
+	}
+	if len(r.MQPopTable) > 0 {
+		w.Key("mqPopTable")
+		w.BeginObject()
+		for _, q := range sortedQueues(r.MQPopTable) {
+			w.QueueKey(q)
+			p := r.MQPopTable[q]
+			w.BeginObject()
+			w.Key("droped")
+			w.Bool(p.Dropped)
+			w.Key("lastPopTimestamp")
+			w.Int(p.LastPopTimestamp)
+			w.Key("waitAckCount")
+			w.Int(int64(p.WaitAckCount))
+			w.EndObject()
+		}
+		w.EndObject()
 	}
 	w.Key("mqTable")
 	w.BeginObject()
@@ -155,6 +182,8 @@ func (r *ConsumerRunningInfo) Decode(data []byte) error {
 			r.SubscriptionSet, err = decodeSubscriptions(v)
 		case "mqTable":
 			r.MQTable, err = decodeMQTable(v)
+		case "mqPopTable":
+			r.MQPopTable, err = decodeMQPopTable(v)
 		case "statusTable":
 			r.StatusTable, err = decodeStatusTable(v)
 		case "jstack":
@@ -203,6 +232,35 @@ func decodeMQTable(v Value) (map[message.Queue]ProcessQueueInfo, error) {
 				p.LastPullTimestamp, err = x.Int64()
 			case "lastConsumeTimestamp":
 				p.LastConsumeTimestamp, err = x.Int64()
+			}
+			return at(field, err)
+		})
+		if err != nil {
+			return at(q.String(), err)
+		}
+		m[q] = p
+		return nil
+	})
+	return m, err
+}
+
+func decodeMQPopTable(v Value) (map[message.Queue]PopProcessQueueInfo, error) {
+	m := make(map[message.Queue]PopProcessQueueInfo, v.Len())
+	err := v.Members(func(k, f Value) error {
+		q, err := decodeQueue(k)
+		if err != nil {
+			return err
+		}
+		var p PopProcessQueueInfo
+		err = f.Fields(func(field string, x Value) error {
+			var err error
+			switch field {
+			case "waitAckCount":
+				p.WaitAckCount, err = x.Int32()
+			case "droped", "dropped":
+				p.Dropped, err = x.Bool()
+			case "lastPopTimestamp":
+				p.LastPopTimestamp, err = x.Int64()
 			}
 			return at(field, err)
 		})

@@ -1,0 +1,328 @@
+package protocol
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Properties the POP path puts on a popped message (Java's MessageConst).
+const (
+	// PropertyPopCK is a popped message's ack handle (ExtraInfo), which the client
+	// builds from the POP_MESSAGE answer (the broker's own for a message revived from
+	// the POP retry topic).
+	PropertyPopCK = "POP_CK"
+	// PropertyFirstPopTime is when the message was first popped (ms).
+	PropertyFirstPopTime = "1ST_POP_TIME"
+)
+
+// Topic marks: what kind of topic a popped message was read from (Java's
+// ExtraInfoUtil.getRetry), in ack handles and the offset infos of POP_MESSAGE answers.
+const (
+	TopicMarkNormal  byte = '0' // the topic itself
+	TopicMarkRetry   byte = '1' // the group's POP retry topic, %RETRY%<group>_<topic>
+	TopicMarkRetryV2 byte = '2' // the same, as brokers with enableRetryTopicV2 name it: %RETRY%<group>+<topic>
+)
+
+// PopRetryTopic returns the POP retry topic of topic and group as a broker with the
+// 5.3.3 default (enableRetryTopicV2=false) names it: %RETRY%<group>_<topic>.
+func PopRetryTopic(topic, group string) string { return "%RETRY%" + group + "_" + topic }
+
+// PopRetryTopicV2 returns the POP retry topic as brokers with enableRetryTopicV2 name
+// it: %RETRY%<group>+<topic>.
+func PopRetryTopicV2(topic, group string) string { return "%RETRY%" + group + "+" + topic }
+
+// TopicMark returns the mark of a topic a message was popped from (Java's
+// ExtraInfoUtil.getRetry): V2 for a retry topic with a '+', retry for any other
+// %RETRY% topic, normal otherwise.
+func TopicMark(topic string) byte {
+	switch {
+	case !strings.HasPrefix(topic, "%RETRY%"):
+		return TopicMarkNormal
+	case strings.IndexByte(topic, '+') >= 0:
+		return TopicMarkRetryV2
+	default:
+		return TopicMarkRetry
+	}
+}
+
+// NormalTopic returns the topic a POP retry topic of group stands for (Java's
+// KeyBuilder.parseNormalTopic(topic, cid)), or topic itself when it is not one.
+func NormalTopic(topic, group string) string {
+	prefix := "%RETRY%" + group
+	if !strings.HasPrefix(topic, prefix) || len(topic) == len(prefix) {
+		return topic
+	}
+	if sep := topic[len(prefix)]; sep == '_' || sep == '+' {
+		return topic[len(prefix)+1:]
+	}
+	return topic
+}
+
+// ExtraInfo is a popped message's ack handle, the POP_CK property, as Java's
+// ExtraInfoUtil writes and reads it: eight fields separated by spaces,
+//
+//	ckQueueOffset popTime invisibleTime reviveQid topicMark brokerName queueId queueOffset
+//
+// e.g. "0 1796177259844 60000 0 0 broker-a 1 3" (golden p_pop_533). ACK_MESSAGE and
+// CHANGE_MESSAGE_INVISIBLETIME carry it as they got it.
+type ExtraInfo struct {
+	CkQueueOffset int64  // where the pop that delivered the message started on its queue: its checkpoint
+	PopTime       int64  // the pop's broker time (ms)
+	InvisibleTime int64  // how long the message is invisible from PopTime (ms)
+	ReviveQID     int32  // the revive queue holding the checkpoint
+	TopicMark     byte   // TopicMarkNormal, TopicMarkRetry or TopicMarkRetryV2
+	BrokerName    string // the broker the message was popped from
+	QueueID       int32  // its queue (of the topic TopicMark names)
+	QueueOffset   int64  // its offset in that queue
+}
+
+// String returns the handle as Java writes it.
+func (e ExtraInfo) String() string {
+	b := make([]byte, 0, 48+len(e.BrokerName))
+	b = strconv.AppendInt(b, e.CkQueueOffset, 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, e.PopTime, 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, e.InvisibleTime, 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(e.ReviveQID), 10)
+	b = append(b, ' ', e.TopicMark, ' ')
+	b = append(b, e.BrokerName...)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(e.QueueID), 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, e.QueueOffset, 10)
+	return string(b)
+}
+
+// Deadline returns when the message becomes visible again unless acked (ms).
+func (e ExtraInfo) Deadline() int64 { return e.PopTime + e.InvisibleTime }
+
+// RealTopic returns the topic the message was popped from, given the topic it was
+// popped for and the group on the wire (Java's ExtraInfoUtil.getRealTopic): acks and
+// invisibility changes name it.
+func (e ExtraInfo) RealTopic(topic, group string) string {
+	switch e.TopicMark {
+	case TopicMarkRetry:
+		return PopRetryTopic(topic, group)
+	case TopicMarkRetryV2:
+		return PopRetryTopicV2(topic, group)
+	default:
+		return topic
+	}
+}
+
+// ParseExtraInfo reads a handle. Its strings point into s. Fields beyond the eighth are
+// ignored, as Java ignores them; fewer fields, or numbers that do not parse, are an
+// error naming the field.
+func ParseExtraInfo(s string) (ExtraInfo, error) {
+	var e ExtraInfo
+	rest := s
+	next := func() string {
+		i := strings.IndexByte(rest, ' ')
+		if i < 0 {
+			f := rest
+			rest = ""
+			return f
+		}
+		f := rest[:i]
+		rest = rest[i+1:]
+		return f
+	}
+	var fields [8]string
+	for i := range fields {
+		if i > 0 && rest == "" {
+			return e, fmt.Errorf("protocol: POP_CK %q: %d fields, want 8", truncate(s), i)
+		}
+		fields[i] = next()
+	}
+	var err error
+	num := func(name, f string, bits int) int64 {
+		if err != nil {
+			return 0
+		}
+		n, perr := strconv.ParseInt(f, 10, bits)
+		if perr != nil {
+			err = fmt.Errorf("protocol: POP_CK %q: %s %q is not a number", truncate(s), name, f)
+		}
+		return n
+	}
+	e.CkQueueOffset = num("ckQueueOffset", fields[0], 64)
+	e.PopTime = num("popTime", fields[1], 64)
+	e.InvisibleTime = num("invisibleTime", fields[2], 64)
+	e.ReviveQID = int32(num("reviveQid", fields[3], 32))
+	if err == nil && (len(fields[4]) != 1 || fields[4][0] < TopicMarkNormal || fields[4][0] > TopicMarkRetryV2) {
+		err = fmt.Errorf("protocol: POP_CK %q: topic mark %q is not 0, 1 or 2", truncate(s), fields[4])
+	}
+	if err == nil {
+		e.TopicMark = fields[4][0]
+	}
+	e.BrokerName = fields[5]
+	e.QueueID = int32(num("queueId", fields[6], 32))
+	e.QueueOffset = num("queueOffset", fields[7], 64)
+	return e, err
+}
+
+func truncate(s string) string {
+	if len(s) > 120 {
+		return s[:120] + "..."
+	}
+	return s
+}
+
+// PopOffsets are the offset infos of a POP_MESSAGE answer: for each queue the pop read
+// (a topic mark and a queue id), where it started and the offsets of the messages it
+// returned, in the order the broker wrote them. A pop reads each queue at most once.
+type PopOffsets []PopQueueOffsets
+
+// PopQueueOffsets is one queue of PopOffsets.
+type PopQueueOffsets struct {
+	TopicMark   byte
+	QueueID     int32
+	StartOffset int64   // from startOffsetInfo; -1 when that has no entry for the queue
+	Offsets     []int64 // from msgOffsetInfo
+}
+
+// Find returns the entry of a queue, or nil.
+func (p PopOffsets) Find(mark byte, queueID int32) *PopQueueOffsets {
+	if i := p.Index(mark, queueID); i >= 0 {
+		return &p[i]
+	}
+	return nil
+}
+
+// Index returns the index of a queue's entry, or -1.
+func (p PopOffsets) Index(mark byte, queueID int32) int {
+	for i := range p {
+		if p[i].TopicMark == mark && p[i].QueueID == queueID {
+			return i
+		}
+	}
+	return -1
+}
+
+// maxPopOffsets bounds the offsets one answer may list: a pop returns at most 32
+// messages, and a broker's answer listing more is refused rather than parsed.
+const maxPopOffsets = 1024
+
+// ParsePopOffsets reads the startOffsetInfo and msgOffsetInfo of a POP_MESSAGE answer
+// (Java's ExtraInfoUtil.parseStartOffsetInfo and parseMsgOffsetInfo): entries
+// "mark queueId value" separated by ';', the msgOffsetInfo values a ','-separated list.
+// Both empty is no queue at all. A queue listed twice in either, a bad number or an
+// entry without three fields is an error, as in Java.
+func ParsePopOffsets(startOffsetInfo, msgOffsetInfo string) (PopOffsets, error) {
+	var out PopOffsets
+	total := 0
+	err := eachOffsetEntry("msgOffsetInfo", msgOffsetInfo, func(mark byte, qid int32, value string) error {
+		if out.Find(mark, qid) != nil {
+			return fmt.Errorf("queue %c %d listed twice", mark, qid)
+		}
+		e := PopQueueOffsets{TopicMark: mark, QueueID: qid, StartOffset: -1}
+		if value == "" {
+			return fmt.Errorf("queue %c %d has no offsets", mark, qid)
+		}
+		for value != "" {
+			f := value
+			if i := strings.IndexByte(value, ','); i >= 0 {
+				f, value = value[:i], value[i+1:]
+			} else {
+				value = ""
+			}
+			n, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				return fmt.Errorf("offset %q is not a number", truncate(f))
+			}
+			if total++; total > maxPopOffsets {
+				return fmt.Errorf("more than %d offsets", maxPopOffsets)
+			}
+			e.Offsets = append(e.Offsets, n)
+		}
+		out = append(out, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	seen := 0
+	err = eachOffsetEntry("startOffsetInfo", startOffsetInfo, func(mark byte, qid int32, value string) error {
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil {
+			return fmt.Errorf("start offset %q is not a number", value)
+		}
+		e := out.Find(mark, qid)
+		if e == nil {
+			if seen++; seen > maxPopOffsets {
+				return fmt.Errorf("more than %d queues", maxPopOffsets)
+			}
+			out = append(out, PopQueueOffsets{TopicMark: mark, QueueID: qid, StartOffset: -1})
+			e = &out[len(out)-1]
+		}
+		if e.StartOffset >= 0 {
+			return fmt.Errorf("queue %c %d listed twice", mark, qid)
+		}
+		e.StartOffset = n
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// eachOffsetEntry calls fn for each "mark queueId value" entry of an offset info.
+func eachOffsetEntry(name, info string, fn func(mark byte, queueID int32, value string) error) error {
+	for info != "" {
+		entry := info
+		if i := strings.IndexByte(info, ';'); i >= 0 {
+			entry, info = info[:i], info[i+1:]
+		} else {
+			info = ""
+		}
+		parts := strings.Split(entry, " ")
+		if len(parts) != 3 {
+			return fmt.Errorf("protocol: %s entry %q: want 3 fields", name, truncate(entry))
+		}
+		if len(parts[0]) != 1 || parts[0][0] < TopicMarkNormal || parts[0][0] > TopicMarkRetryV2 {
+			return fmt.Errorf("protocol: %s entry %q: topic mark %q is not 0, 1 or 2", name, truncate(entry), parts[0])
+		}
+		qid, err := strconv.ParseInt(parts[1], 10, 32)
+		if err != nil {
+			return fmt.Errorf("protocol: %s entry %q: queue id %q is not a number", name, truncate(entry), parts[1])
+		}
+		if err := fn(parts[0][0], int32(qid), parts[2]); err != nil {
+			return fmt.Errorf("protocol: %s entry %q: %w", name, truncate(entry), err)
+		}
+	}
+	return nil
+}
+
+// AppendStartOffsetInfo appends one queue's entry to a startOffsetInfo as the broker
+// writes it (ExtraInfoUtil.buildStartOffsetInfo).
+func AppendStartOffsetInfo(b []byte, mark byte, queueID int32, start int64) []byte {
+	if len(b) > 0 {
+		b = append(b, ';')
+	}
+	b = append(b, mark, ' ')
+	b = strconv.AppendInt(b, int64(queueID), 10)
+	b = append(b, ' ')
+	return strconv.AppendInt(b, start, 10)
+}
+
+// AppendMsgOffsetInfo appends one queue's entry to a msgOffsetInfo as the broker writes
+// it (ExtraInfoUtil.buildMsgOffsetInfo).
+func AppendMsgOffsetInfo(b []byte, mark byte, queueID int32, offsets []int64) []byte {
+	if len(b) > 0 {
+		b = append(b, ';')
+	}
+	b = append(b, mark, ' ')
+	b = strconv.AppendInt(b, int64(queueID), 10)
+	b = append(b, ' ')
+	for i, o := range offsets {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, o, 10)
+	}
+	return b
+}
