@@ -26,6 +26,7 @@ type Instance struct {
 	routes    routeTable
 
 	nameServer nameServers
+	nsOutage   nsOutage     // no name server answers: see namesrv_outage.go
 	addrs      *addrService // where the name-server list comes from; nil for a fixed list
 	routeMu    sync.Mutex   // one route fetch at a time, so an older answer never replaces a newer
 	retrySeq   atomic.Int64 // spreads retry fallback sends over the retry queues

@@ -3,7 +3,9 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+	"time"
 
 	"github.com/rmqpush/rmqpush/remoting"
 )
@@ -39,7 +41,8 @@ func (n *nameServers) answered(addr string) {
 
 // invokeNameServer sends req to a name server, failing over to the next one when the
 // call fails before an answer (connection refused, lost, or timed out). An answer with
-// any response code is returned as is.
+// any response code is returned as is; when none of them answers, the error wraps
+// ErrNoNameServerAnswered (see namesrv_outage.go).
 func (i *Instance) invokeNameServer(ctx context.Context, newReq func() *remoting.Command) (*remoting.Command, string, error) {
 	var errs []error
 	order := i.nameServer.order()
@@ -52,12 +55,15 @@ func (i *Instance) invokeNameServer(ctx context.Context, newReq func() *remoting
 		cancel()
 		if err == nil {
 			i.nameServer.answered(addr)
+			i.nameServerAnswered(addr, time.Now())
 			return resp, addr, nil
 		}
 		errs = append(errs, err)
 		if ctx.Err() != nil {
-			break
+			return nil, "", errors.Join(errs...)
 		}
 	}
-	return nil, "", errors.Join(errs...)
+	err := fmt.Errorf("%w: %w", ErrNoNameServerAnswered, errors.Join(errs...))
+	i.nameServersFailed(err, time.Now())
+	return nil, "", err
 }

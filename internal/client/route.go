@@ -265,15 +265,11 @@ func (i *Instance) topicsInUse() []string {
 }
 
 // RefreshRoutes fetches the routes of every topic in use. It returns the joined errors of
-// the topics that could not be fetched.
+// the topics that could not be fetched; when no name server answered, it stops there
+// (see refreshTopics) with an error wrapping ErrNoNameServerAnswered.
 func (i *Instance) RefreshRoutes(ctx context.Context) error {
-	var errs []error
-	for _, topic := range i.topicsInUse() {
-		if _, err := i.UpdateTopicRoute(ctx, topic); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return joinErrs(errs)
+	err, unanswered := i.refreshTopics(ctx, i.topicsInUse())
+	return joinErrs(slices.DeleteFunc([]error{err, unanswered}, func(e error) bool { return e == nil }))
 }
 
 // RequestRouteRefresh asks the scheduler to refresh routes soon, without waiting.

@@ -65,10 +65,8 @@ func (i *Instance) topicsMissingBrokers(now time.Time) []string {
 
 // refreshLostRoutes fetches the routes of the topics missing a broker.
 func (i *Instance) refreshLostRoutes(ctx context.Context) {
-	for _, topic := range i.topicsMissingBrokers(time.Now()) {
-		if _, err := i.UpdateTopicRoute(ctx, topic); err != nil && ctx.Err() == nil && logging.Enabled(i.log, logging.LevelDebug) {
-			// Every second while it lasts: the warning is the regular refresh's.
-			i.log.Log(logging.LevelDebug, "route refresh of a topic missing a broker failed", "topic", topic, "err", err)
-		}
+	if err, _ := i.refreshTopics(ctx, i.topicsMissingBrokers(time.Now())); err != nil && ctx.Err() == nil && logging.Enabled(i.log, logging.LevelDebug) {
+		// Every second while it lasts: the warning is the regular refresh's.
+		i.log.Log(logging.LevelDebug, "route refresh of a topic missing a broker failed", "err", err)
 	}
 }

@@ -35,6 +35,16 @@ func (i *Instance) schedule() {
 			lost.Reset(lostBrokerPoll)
 		}
 	}
+	// outage polls the routes every nsOutagePoll while no name server answers, so they
+	// are fresh within about a second of one's return (namesrv_outage.go).
+	outage := time.NewTimer(nsOutagePoll)
+	defer outage.Stop()
+	outage.Stop()
+	armOutage := func() {
+		if i.nameServersDown() {
+			outage.Reset(nsOutagePoll)
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -42,12 +52,19 @@ func (i *Instance) schedule() {
 		case <-routes.C:
 			i.refreshRoutes(ctx)
 			armLost()
+			armOutage()
 		case <-i.refresh:
 			i.refreshRoutes(ctx)
 			armLost()
+			armOutage()
+		case <-outage.C:
+			i.refreshRoutes(ctx)
+			armLost()
+			armOutage()
 		case <-lost.C:
 			i.refreshLostRoutes(ctx)
 			armLost()
+			armOutage()
 		case <-heartbeat.C:
 			i.heartbeat(ctx)
 		case <-i.kick:
@@ -58,8 +75,10 @@ func (i *Instance) schedule() {
 	}
 }
 
+// refreshRoutes fetches every route. The warning names the topics the name servers
+// refused; an outage has warnings of its own (namesrv_outage.go).
 func (i *Instance) refreshRoutes(ctx context.Context) {
-	if err := i.RefreshRoutes(ctx); err != nil && ctx.Err() == nil && logging.Enabled(i.log, logging.LevelWarn) {
+	if err, _ := i.refreshTopics(ctx, i.topicsInUse()); err != nil && ctx.Err() == nil && logging.Enabled(i.log, logging.LevelWarn) {
 		i.log.Log(logging.LevelWarn, "route refresh failed", "err", err)
 	}
 }

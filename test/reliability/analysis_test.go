@@ -157,6 +157,26 @@ func TestQueueEvents(t *testing.T) {
 	require.Equal(t, []string{lines[4], lines[5]}, dropped)
 }
 
+// The outage lines, as relconsumer's logger writes internal/client's log calls.
+func TestOutageEvents(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log")
+	lines := []string{
+		`2026-12-02T10:00:00.5Z warn "no name server answers; consuming on the routes already known" nameServers="127.0.0.1:9876" err="x"`,
+		`2026-12-02T10:01:00.5Z warn "name servers still unreachable; consuming on the routes already known" for="1m0s"`,
+		`2026-12-02T10:01:10.25Z info "a name server answers again; refreshing routes" nameServer="127.0.0.1:9876" after="70s"`,
+		`2026-12-02T10:01:10.3Z info "queue added" queue="T@broker-a:0" offset="0"`,
+	}
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	st, err := outageEvents(path)
+	require.NoError(t, err)
+	require.Equal(t, 2, st.warnings)
+	require.Equal(t, time.Date(2026, 12, 2, 10, 1, 10, 250e6, time.UTC), st.endAt.UTC())
+
+	require.NoError(t, os.WriteFile(path, []byte(`yesterday info "a name server answers again; refreshing routes"`+"\n"), 0o644))
+	_, err = outageEvents(path)
+	require.ErrorContains(t, err, "yesterday")
+}
+
 func TestWriteTable(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, WriteTable(&b, []Result{
@@ -180,5 +200,5 @@ func TestWriteTable(t *testing.T) {
 func TestRunRefusesAnUnknownScenario(t *testing.T) {
 	_, err := Run(t.Context(), Config{Dir: t.TempDir()}, "Z")
 	require.ErrorContains(t, err, `unknown scenario "Z"`)
-	require.Equal(t, []string{"A", "B", "C", "D", "E", "F", "G"}, Scenarios())
+	require.Equal(t, []string{"A", "B", "C", "D", "E", "F", "G", "H"}, Scenarios())
 }

@@ -125,3 +125,17 @@ func (c *collector) lastBefore(broker string, t time.Time) (record.Record, bool)
 	}
 	return best, found
 }
+
+// countBetween returns how many "ok" records of broker's queues were written in
+// [from, to).
+func (c *collector) countBetween(broker string, from, to time.Time) int {
+	n := 0
+	for _, recs := range c.byID {
+		for _, r := range recs {
+			if r.Broker == broker && isOK(r) && !r.At.Before(from) && r.At.Before(to) {
+				n++
+			}
+		}
+	}
+	return n
+}

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestScenarios runs the CI version of scenarios A–G with real processes: about three
+// TestScenarios runs the CI version of scenarios A–H with real processes: about three
 // minutes on two cores. The child processes are built without the race detector.
 func TestScenarios(t *testing.T) {
 	if testing.Short() {

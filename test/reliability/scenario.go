@@ -69,6 +69,7 @@ func scenarios() []scenario {
 		{"E", "poison message", runE},
 		{"F", "network faults", runF},
 		{"G", "one master of two away", runG},
+		{"H", "name server down", runH},
 	}
 }
 

@@ -45,6 +45,12 @@ func (c *Client) Broker(ctx context.Context, name, action string) error {
 	return c.do(ctx, http.MethodPost, "/brokers/"+url.PathEscape(name)+"/"+url.PathEscape(action), nil, nil)
 }
 
+// NameServer runs a life-cycle action on the name server: stop, start, kill, pause,
+// resume, close-connections, clear-faults.
+func (c *Client) NameServer(ctx context.Context, action string) error {
+	return c.do(ctx, http.MethodPost, "/namesrv/"+url.PathEscape(action), nil, nil)
+}
+
 // Inject puts a fault in force on the broker named name.
 func (c *Client) Inject(ctx context.Context, name string, f FaultSpec) error {
 	return c.do(ctx, http.MethodPost, "/brokers/"+url.PathEscape(name)+"/faults", f, nil)

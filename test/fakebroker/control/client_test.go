@@ -57,6 +57,12 @@ func TestClient(t *testing.T) {
 	require.NoError(t, cl.Broker(ctx, "broker-a", "start"))
 	require.NoError(t, cl.Inject(ctx, "broker-b", FaultSpec{Code: protocol.RequestPullMessage, Fail: protocol.ResponseSystemBusy, For: "1m"}))
 
+	require.NoError(t, cl.NameServer(ctx, "stop"))
+	require.False(t, c.NameServer().Running())
+	require.NoError(t, cl.NameServer(ctx, "start"))
+	require.True(t, c.NameServer().Running())
+	require.ErrorContains(t, cl.NameServer(ctx, "reboot"), `unknown action "reboot"`)
+
 	err = cl.Broker(ctx, "broker-z", "stop")
 	require.ErrorContains(t, err, `no broker named "broker-z"`)
 	require.ErrorContains(t, cl.Inject(ctx, "broker-a", FaultSpec{Code: 11, Delay: "soon"}), `fault delay "soon"`)

@@ -10,6 +10,7 @@
 //	POST /brokers/{name}/{action}         action: stop start kill pause resume
 //	                                      close-connections clear-faults
 //	POST /brokers/{name}/faults           a FaultSpec: {"code":11,"fail":2,"for":"5s"}
+//	POST /namesrv/{action}                the name server; the same actions
 //	POST /produce                         a ProduceRequest → {"count":2}
 //	GET  /offsets?group=g&topic=t         []QueueOffsets
 //	GET  /messages?topic=t[&limit=n]      []StoredMessage

@@ -48,6 +48,7 @@ func NewHandler(c *fakebroker.Cluster) http.Handler {
 	mux.HandleFunc("GET /requests", ctl.requests)
 	mux.HandleFunc("GET /regressions", ctl.regressions)
 	mux.HandleFunc("POST /brokers/{name}/{action}", ctl.action)
+	mux.HandleFunc("POST /namesrv/{action}", ctl.nameServerAction)
 	mux.HandleFunc("POST /produce", ctl.produce)
 	mux.HandleFunc("GET /offsets", ctl.offsets)
 	mux.HandleFunc("GET /messages", ctl.messages)
@@ -96,6 +97,33 @@ func (ctl control) action(w http.ResponseWriter, r *http.Request) {
 		b.CloseConnections()
 	case "clear-faults":
 		b.ClearFaults()
+	default:
+		writeError(w, http.StatusNotFound, fmt.Errorf("unknown action %q (stop, start, kill, pause, resume, close-connections, clear-faults)", action))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+}
+
+func (ctl control) nameServerAction(w http.ResponseWriter, r *http.Request) {
+	ns := ctl.c.NameServer()
+	switch action := r.PathValue("action"); action {
+	case "stop":
+		ns.Stop()
+	case "start":
+		if err := ns.Start(); err != nil {
+			writeError(w, http.StatusInternalServerError, err)
+			return
+		}
+	case "kill":
+		ns.Kill()
+	case "pause":
+		ns.Pause()
+	case "resume":
+		ns.Resume()
+	case "close-connections":
+		ns.CloseConnections()
+	case "clear-faults":
+		ns.ClearFaults()
 	default:
 		writeError(w, http.StatusNotFound, fmt.Errorf("unknown action %q (stop, start, kill, pause, resume, close-connections, clear-faults)", action))
 		return
