@@ -4,7 +4,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rmqpush/rmqpush/internal/client"
+	"github.com/rmqpush/rmqpush/internal/protocol"
 	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/offset"
 	"github.com/rmqpush/rmqpush/processqueue"
 )
 
@@ -23,6 +26,20 @@ type Request struct {
 	// turnaround; zero when the next pull does not follow one or was held back.
 	answered time.Time
 	refused  atomic.Pointer[string] // why the broker refuses to filter this queue's pulls (filter_refused.go)
+
+	// The pull in flight, kept here rather than in a closure and header allocated per
+	// pull: a request has at most one pull in flight, and its answer's callback is made
+	// once (Service.pull).
+	header   protocol.PullMessageRequest
+	inflight pullState
+	onAnswer func(*client.PullResult, error)
+}
+
+// pullState is what a pull's answer needs to know of the pull.
+type pullState struct {
+	sub    protocol.SubscriptionData // the subscription it was sent with
+	sent   time.Time
+	commit offset.PullCommit // the offset it carries, if any
 }
 
 // NewRequest returns the pull request of a newly assigned queue, starting at offset.

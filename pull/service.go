@@ -186,7 +186,8 @@ func (s *Service) pull(r *Request) {
 		s.SubmitLater(r, DelayError)
 		return
 	}
-	h := protocol.PullMessageRequest{
+	h := &r.header
+	*h = protocol.PullMessageRequest{
 		ConsumerGroup:        s.cfg.Group,
 		Topic:                r.Queue.Topic,
 		QueueID:              r.Queue.QueueID,
@@ -217,21 +218,32 @@ func (s *Service) pull(r *Request) {
 	sent := time.Now()
 	answered := r.answered
 	r.answered = time.Time{}
+	r.inflight = pullState{sub: sub, sent: sent, commit: commit}
+	if r.onAnswer == nil {
+		r.onAnswer = func(res *client.PullResult, err error) { s.answer(r, res, err) }
+	}
 	s.inflight.Add(1)
-	err := s.cfg.Broker.PullAsync(addr, &h, s.cfg.CallTimeout, func(res *client.PullResult, err error) {
-		defer s.inflight.Done()
-		s.cfg.Offsets.EndPullCommit(commit, commitOutcome(err))
-		s.onAnswer(r, sub, sent, res, err)
-	})
+	err := s.cfg.Broker.PullAsync(addr, h, s.cfg.CallTimeout, r.onAnswer)
 	if err == nil && !answered.IsZero() {
 		s.turnaround.record(sent.Sub(answered))
 	}
 	if err != nil {
+		r.inflight = pullState{}
 		s.cfg.Offsets.EndPullCommit(commit, offset.CommitNotStored)
 		s.inflight.Done()
 		s.logf(logging.LevelWarn, "pull not sent; retrying later", r, err)
 		s.SubmitLater(r, DelayError)
 	}
+}
+
+// answer is the callback of r's pull in flight: it releases the pull's claim on the
+// offset and handles the answer.
+func (s *Service) answer(r *Request, res *client.PullResult, err error) {
+	defer s.inflight.Done()
+	p := r.inflight
+	r.inflight = pullState{}
+	s.cfg.Offsets.EndPullCommit(p.commit, commitOutcome(err))
+	s.onAnswer(r, p.sub, p.sent, res, err)
 }
 
 // flowControl returns why r must wait, or "".
@@ -400,15 +412,14 @@ func (s *Service) report(r *Request, sent time.Time, found int) {
 // offset; a refusal means it did not read it; a lost connection or a timeout leaves it
 // unknown.
 func commitOutcome(err error) offset.CommitOutcome {
-	var be *protocol.BrokerError
-	switch {
-	case err == nil:
-		return offset.CommitStored
-	case errors.As(err, &be):
-		return offset.CommitNotStored
-	default:
-		return offset.CommitUnknown
+	if err == nil {
+		return offset.CommitStored // (before be: its address escapes, an allocation per pull)
 	}
+	var be *protocol.BrokerError
+	if errors.As(err, &be) {
+		return offset.CommitNotStored
+	}
+	return offset.CommitUnknown
 }
 
 // retryAfter says how long a request whose pull failed with err waits before it is
