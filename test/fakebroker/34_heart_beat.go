@@ -23,7 +23,10 @@ import (
 // still answered SUCCESS, and the group's pulls get FILTER_DATA_NOT_EXIST (golden
 // h_sql92).
 //
-// Left out: CONSUME_POP and heartbeat v2 (5.x).
+// With WithRocketMQ5 the answer carries IS_SUPPORT_HEART_BEAT_V2 and IS_SUB_CHANGE, as
+// 5.3.3's always does.
+//
+// Left out: CONSUME_POP heartbeats, and the fingerprint-only heartbeat v2 (5.x).
 // Beyond 16384 groups or 4096 topics per group the broker answers SYSTEM_ERROR, where a
 // real broker would keep growing.
 func (b *Broker) heartBeat(sc conn, req *remoting.Command) *remoting.Command {
@@ -50,7 +53,12 @@ func (b *Broker) heartBeat(sc conn, req *remoting.Command) *remoting.Command {
 	for _, pd := range hb.ProducerDataSet {
 		b.registerProducer(sc, req, pd.GroupName, hb.ClientID, now)
 	}
-	return newResponse(req, protocol.ResponseSuccess, "")
+	resp := newResponse(req, protocol.ResponseSuccess, "")
+	if b.cfg.rocketMQ5 {
+		// 5.3.3 answers every heartbeat so (golden p_pop_533), producers' too.
+		resp.ExtFields = (&protocol.HeartbeatResponse{SupportHeartbeatV2: true, SubChange: true}).Encode()
+	}
+	return resp
 }
 
 // checkGroupLimits refuses a heartbeat that would grow the broker's tables beyond their

@@ -49,6 +49,7 @@ type Broker struct {
 	delay       []*delayLevel
 	memberSeq   uint64
 	uniqSeq     uint32
+	pop         popState // POP consumption (pop.go), with WithRocketMQ5
 
 	regressionTotal int                // consumer-offset writes that moved an offset back
 	regressionCount map[string]int     // the same, by group
@@ -75,6 +76,7 @@ func newBroker(c *Cluster, idx int, name string, addr string) *Broker {
 		filters:   make(map[string]map[string]*filterData),
 		locks:     make(map[string]map[message.Queue]*lockEntry),
 		held:      make(map[*heldPull]struct{}),
+		pop:       newPopState(),
 	}
 	b.delay = make([]*delayLevel, len(c.cfg.delayLevels))
 	for i, d := range c.cfg.delayLevels {
@@ -121,6 +123,18 @@ func (b *Broker) register() {
 	} {
 		b.ep.handle(code, h)
 	}
+	if b.cfg.rocketMQ5 {
+		for code, h := range map[int32]handler{
+			protocol.RequestQueryAssignment:            b.queryAssignment,
+			protocol.RequestSetMessageRequestMode:      b.setMessageRequestMode,
+			protocol.RequestPopMessage:                 b.popMessage,
+			protocol.RequestAckMessage:                 b.ackMessage,
+			protocol.RequestBatchAckMessage:            b.batchAckMessage,
+			protocol.RequestChangeMessageInvisibleTime: b.changeInvisibleTime,
+		} {
+			b.ep.handle(code, h)
+		}
+	}
 }
 
 // Name returns the broker's name, e.g. "broker-a".
@@ -164,6 +178,7 @@ func (b *Broker) Start() error {
 	for _, dl := range b.delay {
 		b.armDelay(dl)
 	}
+	b.armReviveAll()
 	return nil
 }
 
@@ -209,6 +224,9 @@ func (b *Broker) shutdown(kill bool) {
 		b.c.sched.cancel(dl.task)
 		dl.task = nil
 	}
+	b.dropPops(nil)
+	b.c.sched.cancel(b.pop.reviveTask)
+	b.pop.reviveTask = nil
 }
 
 // isRegistered reports whether routes list the broker.
@@ -232,6 +250,7 @@ func (b *Broker) connClosed(sc conn) {
 			b.dropHeld(hp)
 		}
 	}
+	b.dropPops(sc)
 	for name, g := range b.groups {
 		if !g.remove(sc) {
 			continue

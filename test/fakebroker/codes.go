@@ -26,6 +26,13 @@ const (
 	RequestInvokeBrokerToResetOffset int32 = 222
 	RequestSendMessageV2             int32 = 310
 	RequestSendBatchMessage          int32 = 320
+	// RocketMQ 5, with WithRocketMQ5.
+	RequestQueryAssignment            int32 = 400
+	RequestSetMessageRequestMode      int32 = 401
+	RequestPopMessage                 int32 = 200050
+	RequestAckMessage                 int32 = 200051
+	RequestChangeMessageInvisibleTime int32 = 200053
+	RequestBatchAckMessage            int32 = 200151
 )
 
 // Response codes a Fault can answer with (Fault.Fail): Java's ResponseCode values a
@@ -43,6 +50,8 @@ const (
 	ResponseFilterDataNotExist        int32 = 27
 	ResponseFilterDataNotLatest       int32 = 28
 	ResponseFlowControl               int32 = 215
+	ResponsePollingFull               int32 = 209 // RocketMQ 5: too many pops held
+	ResponsePollingTimeout            int32 = 210 // RocketMQ 5: a pop found nothing
 )
 
 // ConsumerRunningInfo is a consumer's answer to GET_CONSUMER_RUNNING_INFO

@@ -44,6 +44,14 @@ func TestCodesAreTheProtocols(t *testing.T) {
 		{ResponseFilterDataNotLatest, protocol.ResponseFilterDataNotLatest},
 		{ResponseSubscriptionGroupNotExist, protocol.ResponseSubscriptionGroupNotExist},
 		{ResponseFlowControl, protocol.ResponseFlowControl},
+		{RequestQueryAssignment, protocol.RequestQueryAssignment},
+		{RequestSetMessageRequestMode, protocol.RequestSetMessageRequestMode},
+		{RequestPopMessage, protocol.RequestPopMessage},
+		{RequestAckMessage, protocol.RequestAckMessage},
+		{RequestChangeMessageInvisibleTime, protocol.RequestChangeMessageInvisibleTime},
+		{RequestBatchAckMessage, protocol.RequestBatchAckMessage},
+		{ResponsePollingFull, protocol.ResponsePollingFull},
+		{ResponsePollingTimeout, protocol.ResponsePollingTimeout},
 	} {
 		require.Equal(t, c.protocol, c.ours)
 	}

@@ -22,7 +22,12 @@
 // brokers; and, started by
 // the broker, NOTIFY_CONSUMER_IDS_CHANGED, RESET_CONSUMER_CLIENT_OFFSET,
 // GET_CONSUMER_RUNNING_INFO, CONSUME_MESSAGE_DIRECTLY and GET_CONSUMER_STATUS_FROM_CLIENT
-// (the last three as Broker methods a test calls). Any other code is answered
+// (the last three as Broker methods a test calls). With WithRocketMQ5 the brokers also
+// answer what 5.3.3 adds for consumers: QUERY_ASSIGNMENT and SET_MESSAGE_REQUEST_MODE
+// (server-side rebalancing; Cluster.SetConsumeMode is mqadmin setConsumeMode), and
+// POP_MESSAGE, ACK_MESSAGE, BATCH_ACK_MESSAGE and CHANGE_MESSAGE_INVISIBLETIME (POP
+// consumption, with checkpoints, invisible times and the revive into the POP retry
+// topic: pop.go), checked against golden p_pop_533. Any other code is answered
 // REQUEST_CODE_NOT_SUPPORTED. Requests whose header or body cannot be read get
 // SYSTEM_ERROR, in JSON, as 4.9.8's catch-all answers; nothing a client sends can panic
 // a server or make it allocate without bound (tables have limits; see the files).

@@ -64,6 +64,7 @@ type offline struct {
 
 func newOffline(t testing.TB) *offline {
 	c := &Cluster{cfg: defaultConfig(), byName: make(map[string]*Broker)}
+	c.cfg.rocketMQ5 = true // the POP handlers too
 	c.bodies.New = func() any { return new([]byte) }
 	c.sched = newScheduler()
 	t.Cleanup(c.sched.stop)

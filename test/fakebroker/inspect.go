@@ -402,9 +402,9 @@ func (b *Broker) GiveLock(group string, q message.Queue, clientID string) {
 	b.lockCount++
 }
 
-// HeldPulls returns how many long polls the broker holds now.
+// HeldPulls returns how many long polls the broker holds now, pops included.
 func (b *Broker) HeldPulls() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.held)
+	return len(b.held) + len(b.pop.held)
 }

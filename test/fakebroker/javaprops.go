@@ -20,6 +20,8 @@ import (
 type jprops struct {
 	keys, vals []string // insertion order; keys are unique
 	maxLen     int      // the largest size the map reached (HashMap never shrinks)
+	minSize    uint32   // the table size the map was created with (0: Java's default, 16)
+	trailing   bool     // String ends every pair with 0x02, as 5.x writes properties
 	kb, vb     [16]string
 }
 
@@ -46,6 +48,31 @@ func parseJProps(s string) *jprops {
 			continue
 		}
 		p.put(k, v)
+	}
+	return p
+}
+
+// parseJProps5 reads a properties string as 5.3.3's string2messageProperties does: into
+// a HashMap created with 128 buckets, written back with a 0x02 after every pair (golden
+// p_pop_533's re-encoded retry record).
+func parseJProps5(s string) *jprops {
+	p := parseJProps(s)
+	p.minSize, p.trailing = 128, true
+	return p
+}
+
+// copyJProps5 is 5.x's new HashMap (default size) filled with putAll from src, written
+// with a 0x02 after every pair: what PopReviveService builds a revived message's
+// properties in. TAGS, set first by setTags, keeps the first place.
+func copyJProps5(src *jprops) *jprops {
+	p := newJProps()
+	p.trailing = true
+	if v, ok := src.get("TAGS"); ok {
+		p.put("TAGS", v)
+	}
+	var small [16]int
+	for _, i := range src.order(small[:0]) {
+		p.put(src.keys[i], src.vals[i])
 	}
 	return p
 }
@@ -94,7 +121,7 @@ func bucket(k string, size uint32) uint32 {
 // order writes the indexes of p's entries, in HashMap iteration order, to idx (which
 // must have room for them) and returns it: a stable insertion sort by bucket index.
 func (p *jprops) order(idx []int) []int {
-	size := tableSize(p.maxLen)
+	size := max(tableSize(p.maxLen), p.minSize)
 	var small [16]uint32
 	buckets := small[:0]
 	if len(p.keys) > len(small) {
@@ -116,7 +143,8 @@ func (p *jprops) order(idx []int) []int {
 }
 
 // String returns the properties as messageProperties2String writes them: name 0x01 value,
-// pairs separated by 0x02, no trailing separator, in HashMap order.
+// pairs separated by 0x02 (followed by one with trailing, as 5.x writes them), in
+// HashMap order.
 func (p *jprops) String() string {
 	if len(p.keys) == 0 {
 		return ""
@@ -139,6 +167,9 @@ func (p *jprops) String() string {
 		b.WriteString(p.keys[i])
 		b.WriteByte('\x01')
 		b.WriteString(p.vals[i])
+	}
+	if p.trailing {
+		b.WriteByte('\x02')
 	}
 	return b.String()
 }

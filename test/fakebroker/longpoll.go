@@ -71,6 +71,7 @@ func (b *Broker) dropHeld(hp *heldPull) {
 // properties props wakes (PullRequestHoldService.notifyMessageArriving), removing them.
 // It runs under b.mu.
 func (b *Broker) arrived(q *consumeQueue, tags int32, props *jprops) []*heldPull {
+	b.popsArrived(q) // 200050_pop_message.go
 	if len(q.held) == 0 {
 		return nil
 	}

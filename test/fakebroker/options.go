@@ -61,6 +61,8 @@ type config struct {
 	maxMessageSize int
 	lags           map[int32]Lag // by request code; see WithLag
 	propertyFilter bool
+	rocketMQ5      bool          // WithRocketMQ5
+	popReviveDelay time.Duration // WithPopReviveDelay
 	errs           []error
 }
 
@@ -399,4 +401,28 @@ func hostPort(host string, port int) string {
 		return "[" + host + "]:" + strconv.Itoa(port)
 	}
 	return host + ":" + strconv.Itoa(port)
+}
+
+// WithRocketMQ5 makes the brokers answer, as a 5.3.3 broker does, what RocketMQ 5 adds
+// for consumers: QUERY_ASSIGNMENT and SET_MESSAGE_REQUEST_MODE (server-side
+// rebalancing, SetConsumeMode), POP_MESSAGE, ACK_MESSAGE, BATCH_ACK_MESSAGE and
+// CHANGE_MESSAGE_INVISIBLETIME (POP consumption), and heartbeats with
+// IS_SUPPORT_HEART_BEAT_V2 and IS_SUB_CHANGE. Without it (the default) they are 4.9.8
+// brokers, which answer those codes REQUEST_CODE_NOT_SUPPORTED.
+func WithRocketMQ5(on bool) Opt {
+	return func(c *config) { c.rocketMQ5 = on }
+}
+
+// WithPopReviveDelay makes a POP checkpoint's unacked messages come back this long after
+// its invisible time ends, instead of on time (0 to 1 min). A real 5.3.3 broker's revive
+// service takes about 1 to 2 s (golden p_pop_533), during which an ack that arrives late
+// still counts.
+func WithPopReviveDelay(d time.Duration) Opt {
+	return func(c *config) {
+		if d < 0 || d > time.Minute {
+			c.fail("WithPopReviveDelay(%v): must be 0 to 1m", d)
+			return
+		}
+		c.popReviveDelay = d
+	}
 }

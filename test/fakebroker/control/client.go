@@ -121,6 +121,13 @@ func (c *Client) Clients(ctx context.Context, group string) (map[string][]string
 
 // do sends a request with in (when not nil) as its JSON body; out, when not nil,
 // receives the JSON answer. An answer other than 200 is an error with its text.
+// SetConsumeMode sets how group consumes topic when brokers assign queues, as mqadmin
+// setConsumeMode does (POST /consume-mode).
+func (c *Client) SetConsumeMode(ctx context.Context, group, topic, mode string, popShareQueueNum int) error {
+	return c.do(ctx, http.MethodPost, "/consume-mode", ConsumeModeRequest{Group: group, Topic: topic, Mode: mode,
+		PopShareQueueNum: popShareQueueNum}, nil)
+}
+
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
 	var body io.Reader
 	if in != nil {

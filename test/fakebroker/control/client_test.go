@@ -62,6 +62,8 @@ func TestClient(t *testing.T) {
 	require.NoError(t, cl.NameServer(ctx, "start"))
 	require.True(t, c.NameServer().Running())
 	require.ErrorContains(t, cl.NameServer(ctx, "reboot"), `unknown action "reboot"`)
+	require.NoError(t, cl.SetConsumeMode(ctx, "g", "t", "POP", 0))
+	require.ErrorContains(t, cl.SetConsumeMode(ctx, "g", "nope", "POP", 0), "topic[nope] not exist")
 
 	err = cl.Broker(ctx, "broker-z", "stop")
 	require.ErrorContains(t, err, `no broker named "broker-z"`)

@@ -53,6 +53,7 @@ func NewHandler(c *fakebroker.Cluster) http.Handler {
 	mux.HandleFunc("GET /offsets", ctl.offsets)
 	mux.HandleFunc("GET /messages", ctl.messages)
 	mux.HandleFunc("GET /clients", ctl.clients)
+	mux.HandleFunc("POST /consume-mode", ctl.consumeMode)
 	return mux
 }
 
@@ -282,6 +283,19 @@ func (ctl control) clients(w http.ResponseWriter, r *http.Request) {
 		out[b.Name()] = append([]string{}, b.Clients(group)...)
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// consumeMode is mqadmin setConsumeMode: Cluster.SetConsumeMode.
+func (ctl control) consumeMode(w http.ResponseWriter, r *http.Request) {
+	var req ConsumeModeRequest
+	if !readJSON(w, r, &req) {
+		return
+	}
+	if err := ctl.c.SetConsumeMode(req.Group, req.Topic, req.Mode, req.PopShareQueueNum); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
 }
 
 func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {

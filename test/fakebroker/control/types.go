@@ -113,3 +113,12 @@ type StoredMessage struct {
 	StoreTimestamp int64             `json:"storeTimestamp"` // ms since the epoch, stored
 	Properties     map[string]string `json:"properties"`     // every property
 }
+
+// ConsumeModeRequest is the body of POST /consume-mode, what mqadmin setConsumeMode
+// sets (Cluster.SetConsumeMode).
+type ConsumeModeRequest struct {
+	Group            string `json:"group"`                      // the consumer group
+	Topic            string `json:"topic"`                      // the topic
+	Mode             string `json:"mode"`                       // POP or PULL
+	PopShareQueueNum int    `json:"popShareQueueNum,omitempty"` // POP: other members' queues each member pops too; 0: every queue
+}

@@ -74,10 +74,11 @@ func options(args []string, stderr io.Writer) ([]fakebroker.Opt, string, error) 
 	autoCreate := fs.Bool("auto-create", true, "create topics on first send (autoCreateTopicEnable)")
 	delayScale := fs.Float64("delay-scale", 1, "multiply every delay level by this factor")
 	expiry := fs.Duration("client-expiry", fakebroker.DefaultClientExpiry, "how long a client may stay silent before it is dropped")
-	serviceTime := fs.Duration("pull-service-time", 0, "answer each pull this long after it arrived, as a busy real broker (e.g. 300us)")
+	serviceTime := fs.Duration("pull-service-time", 0, "answer each pull (and pop) this long after it arrived, as a busy real broker (e.g. 300us)")
 	reorder := fs.Duration("out-of-order-offsets", 0, "process pulls and offset updates up to this long late, in any order, as 4.9.8's thread pools may (e.g. 5ms)")
 	controlAddr := fs.String("control", "", "serve the control endpoint (HTTP, JSON) on this loopback host:port; empty: none")
 	propertyFilter := fs.Bool("property-filter", false, "filter SQL92 subscriptions on the brokers (enablePropertyFilter)")
+	rocketMQ5 := fs.Bool("rocketmq5", false, "answer RocketMQ 5's consumer requests as 5.3.3 (server-side assignment, POP)")
 	var topics topicFlags
 	fs.Var(&topics, "topic", "topic to create, name:queues[:broker-a,broker-b] (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -108,6 +109,7 @@ func options(args []string, stderr io.Writer) ([]fakebroker.Opt, string, error) 
 		fakebroker.WithDelayScale(*delayScale),
 		fakebroker.WithClientExpiry(*expiry),
 		fakebroker.WithPropertyFilter(*propertyFilter),
+		fakebroker.WithRocketMQ5(*rocketMQ5),
 	}
 	if *serviceTime < 0 || *reorder < 0 {
 		return nil, "", errors.New("-pull-service-time and -out-of-order-offsets must not be negative")
@@ -118,7 +120,8 @@ func options(args []string, stderr io.Writer) ([]fakebroker.Opt, string, error) 
 	if *serviceTime > 0 {
 		// After the reordering: the pull's Lag is the service time, offsets still reorder
 		// against it.
-		opts = append(opts, fakebroker.WithLag(fakebroker.Lag{Code: fakebroker.RequestPullMessage, Min: *serviceTime, Max: *serviceTime + *reorder}))
+		opts = append(opts, fakebroker.WithLag(fakebroker.Lag{Code: fakebroker.RequestPullMessage, Min: *serviceTime, Max: *serviceTime + *reorder}),
+			fakebroker.WithLag(fakebroker.Lag{Code: fakebroker.RequestPopMessage, Min: *serviceTime, Max: *serviceTime + *reorder}))
 	}
 	if *ports != "" {
 		var ps []int
