@@ -6,8 +6,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/rmqpush/rmqpush/internal/logging"
 	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/pull"
 )
 
 // passState is what one pass learnt of the brokers, so that what holds for the whole
@@ -25,6 +28,10 @@ import (
 // then remember nothing.
 type passState struct {
 	members map[string]memberAnswer // by broker set; only the pass's goroutine uses it
+	// byTopic indexes the assignment by topic as the pass began, so that a topic's pass
+	// reads its own queues rather than every queue (250 topics × 2,000 queues: half a
+	// million map steps a pass). Topic t's queues change only in t's turn of the pass.
+	byTopic map[string][]*pull.Request
 
 	mu    sync.Mutex // add's goroutines, one per broker
 	unans map[string]bool
@@ -39,8 +46,36 @@ type memberAnswer struct {
 	err error
 }
 
-func newPassState() *passState {
-	return &passState{members: make(map[string]memberAnswer), unans: make(map[string]bool)}
+// newPassState begins a pass.
+func (r *Rebalancer) newPassState() *passState {
+	p := &passState{members: make(map[string]memberAnswer), unans: make(map[string]bool),
+		byTopic: make(map[string][]*pull.Request)}
+	r.mu.RLock()
+	for q, req := range r.table {
+		p.byTopic[q.Topic] = append(p.byTopic[q.Topic], req)
+	}
+	r.mu.RUnlock()
+	return p
+}
+
+// requestsOf returns topic's pull requests in the table; r.mu is held. Outside a pass
+// it looks at every request.
+func (r *Rebalancer) requestsOf(topic string) []*pull.Request {
+	var out []*pull.Request
+	if r.pass == nil {
+		for q, req := range r.table {
+			if q.Topic == topic {
+				out = append(out, req)
+			}
+		}
+		return out
+	}
+	for _, req := range r.pass.byTopic[topic] {
+		if r.table[req.Queue] == req { // not dropped since the pass began
+			out = append(out, req)
+		}
+	}
+	return out
 }
 
 func (p *passState) unanswered(broker string) bool {
@@ -59,6 +94,18 @@ func (p *passState) setUnanswered(broker string) {
 	p.mu.Lock()
 	p.unans[broker] = true
 	p.mu.Unlock()
+}
+
+// endPass forgets the pass's state and logs (at debug level) what it cost.
+func (r *Rebalancer) endPass(began time.Time, topics int) {
+	r.pass = nil
+	if logging.Enabled(r.log, logging.LevelDebug) {
+		r.mu.RLock()
+		queues := len(r.table)
+		r.mu.RUnlock()
+		r.log.Log(logging.LevelDebug, "rebalance pass done", "group", r.cfg.Group, "topics", topics, "queues", queues,
+			"took", time.Since(began))
+	}
 }
 
 // consumerIDs returns the group's members as the brokers of topic (whose queues are

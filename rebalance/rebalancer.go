@@ -227,8 +227,8 @@ func (r *Rebalancer) Rebalance(ctx context.Context) {
 		return // resume triggers a pass
 	}
 	topics := r.cfg.Topics()
-	r.pass = newPassState()
-	defer func() { r.pass = nil }()
+	r.pass = r.newPassState()
+	defer r.endPass(time.Now(), len(topics))
 	for _, topic := range topics {
 		if ctx.Err() != nil {
 			return
@@ -309,10 +309,8 @@ func (r *Rebalancer) update(ctx context.Context, topic string, all, mine []messa
 	var lost, expired []*pull.Request
 	held := false // this client consumes some queue of topic already
 	r.mu.RLock()
-	for q, req := range r.table {
-		if q.Topic != topic {
-			continue
-		}
+	for _, req := range r.requestsOf(topic) {
+		q := req.Queue
 		held = true
 		if !slices.Contains(mine, q) {
 			lost = append(lost, req)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/rmqpush/rmqpush/internal/logging"
 	"github.com/rmqpush/rmqpush/internal/protocol"
@@ -38,6 +39,13 @@ func (i *Instance) SendHeartbeat(ctx context.Context) (int, error) {
 		ok   int
 		errs []error
 	)
+	began := time.Now()
+	defer func() {
+		if logging.Enabled(i.log, logging.LevelDebug) {
+			i.log.Log(logging.LevelDebug, "heartbeat sent", "brokers", len(addrs), "accepted", ok, "bytes", len(body),
+				"subscriptions", subscriptions(hb), "took", time.Since(began))
+		}
+	}()
 	for _, addr := range addrs {
 		wg.Add(1)
 		go func() {
@@ -54,6 +62,15 @@ func (i *Instance) SendHeartbeat(ctx context.Context) (int, error) {
 	}
 	wg.Wait()
 	return ok, joinErrs(errs)
+}
+
+// subscriptions counts the subscriptions of a heartbeat's consumers.
+func subscriptions(hb protocol.HeartbeatData) int {
+	n := 0
+	for _, cd := range hb.ConsumerDataSet {
+		n += len(cd.SubscriptionDataSet)
+	}
+	return n
 }
 
 func (i *Instance) heartbeatOne(ctx context.Context, addr string, body []byte) error {
