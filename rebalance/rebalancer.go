@@ -374,41 +374,53 @@ func (r *Rebalancer) add(ctx context.Context, qs []message.Queue) int {
 	if len(qs) == 0 {
 		return 0
 	}
+	var (
+		mu    sync.Mutex
+		added []*pull.Request
+	)
+	eachByBroker(qs, func(q message.Queue) bool {
+		if ctx.Err() != nil || r.pass.unanswered(q.BrokerName) {
+			return false
+		}
+		req, brokerFailed := r.create(ctx, q)
+		if brokerFailed {
+			r.pass.setUnanswered(q.BrokerName) // retried soon, with the queues after it
+			return false
+		}
+		if req != nil {
+			mu.Lock()
+			added = append(added, req)
+			mu.Unlock()
+		}
+		return true
+	})
+	for _, req := range added {
+		r.cfg.Puller.Submit(req)
+	}
+	return len(added)
+}
+
+// eachByBroker calls fn for every queue of qs, one goroutine per broker and the queues
+// of a broker in turn, and returns when all are done: a broker slow to answer holds up
+// only its own queues. fn returning false skips the broker's queues after q.
+func eachByBroker(qs []message.Queue, fn func(q message.Queue) bool) {
 	byBroker := make(map[string][]message.Queue)
 	for _, q := range qs {
 		byBroker[q.BrokerName] = append(byBroker[q.BrokerName], q)
 	}
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		added []*pull.Request
-	)
+	var wg sync.WaitGroup
 	for _, queues := range byBroker {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for _, q := range queues {
-				if ctx.Err() != nil || r.pass.unanswered(q.BrokerName) {
+				if !fn(q) {
 					return
-				}
-				req, brokerFailed := r.create(ctx, q)
-				if brokerFailed {
-					r.pass.setUnanswered(q.BrokerName) // retried soon, with the queues after it
-					return
-				}
-				if req != nil {
-					mu.Lock()
-					added = append(added, req)
-					mu.Unlock()
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	for _, req := range added {
-		r.cfg.Puller.Submit(req)
-	}
-	return len(added)
 }
 
 // create makes q's process queue and pull request. It returns nil when q is not

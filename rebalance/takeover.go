@@ -2,6 +2,7 @@ package rebalance
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -14,6 +15,9 @@ import (
 // is read to see whether its previous owner still moves it. A consuming member commits
 // within its commit interval (10 ms by default), so a quarter second shows it.
 const settleEvery = 250 * time.Millisecond
+
+// errUnread stands for a reading not taken: its broker did not answer for another queue.
+var errUnread = errors.New("rebalance: offset not read: its broker did not answer this pass")
 
 // takeover is a queue gained from another member and not started yet. It starts once
 // the grace is over and the offset the group committed for it stopped moving (two
@@ -88,45 +92,34 @@ func (r *Rebalancer) settled(ctx context.Context, qs []message.Queue, now time.T
 		err error
 	}
 	readings := make(map[message.Queue]reading, len(qs))
-	byBroker := make(map[string][]message.Queue)
-	for _, q := range qs {
-		byBroker[q.BrokerName] = append(byBroker[q.BrokerName], q)
-	}
-	var (
-		wg sync.WaitGroup
-		mu sync.Mutex
-	)
-	for _, queues := range byBroker {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for _, q := range queues {
-				if r.pass.unanswered(q.BrokerName) {
-					mu.Lock()
-					readings[q] = reading{-1, errUnanswered}
-					mu.Unlock()
-					continue
-				}
-				off, found, err := r.cfg.Broker.QueryConsumerOffset(ctx, r.cfg.Group, q)
-				if !found {
-					off = -1
-				}
-				if err != nil && ctx.Err() == nil {
-					r.pass.setUnanswered(q.BrokerName) // one timeout per pass for a broker that does not answer
-				}
-				mu.Lock()
-				readings[q] = reading{off, err}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
+	var mu sync.Mutex
+	eachByBroker(qs, func(q message.Queue) bool {
+		if r.pass.unanswered(q.BrokerName) {
+			return false // its readings stay unknown: looked at again later
+		}
+		off, found, err := r.cfg.Broker.QueryConsumerOffset(ctx, r.cfg.Group, q)
+		if !found {
+			off = -1
+		}
+		mu.Lock()
+		readings[q] = reading{off, err}
+		mu.Unlock()
+		if err != nil && ctx.Err() == nil {
+			r.pass.setUnanswered(q.BrokerName) // one timeout per broker and pass, not per queue
+			return false
+		}
+		return true
+	})
 	var start []message.Queue
 	for _, q := range qs {
-		t, rd := r.pending[q], readings[q]
+		t := r.pending[q]
+		rd, read := readings[q]
+		if !read {
+			rd.err = errUnread
+		}
 		switch {
 		case !now.Before(t.deadline):
-			r.logf(logging.LevelWarn, "a gained queue's offset still moves: starting it anyway (its previous owner may still consume it)", q, rd.err)
+			r.logf(logging.LevelWarn, "a gained queue's offset did not settle before its takeover deadline: starting it anyway (its previous owner may still consume it)", q, rd.err)
 		case rd.err != nil:
 			t.due = now.Add(settleEvery) // unknown: look again
 			continue

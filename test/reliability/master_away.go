@@ -40,15 +40,8 @@ const masterAwayResume = 2 * time.Second
 // for the next route poll to resume (a route that lost a broker is polled every second).
 func runG(ctx context.Context, e *env) error {
 	p := masterAwayParamsFor(e.cfg.Full)
-	if err := e.startCluster(2, p.queues, 0); err != nil {
-		return err
-	}
-	ids, err := e.produce(ctx, p.messages)
+	ids, err := e.startGroup(ctx, p.queues, p.messages, p.consumers, "-delay", p.delay.String(), "-poll-interval", p.poll.String())
 	if err != nil {
-		return err
-	}
-	e.consumerArgs = []string{"-delay", p.delay.String(), "-poll-interval", p.poll.String()}
-	if err := e.startConsumers(p.consumers); err != nil {
 		return err
 	}
 	if err := sleepCtx(ctx, p.firstAt); err != nil {

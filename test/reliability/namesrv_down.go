@@ -47,15 +47,8 @@ const (
 // second, and neither lose nor repeat a message.
 func runH(ctx context.Context, e *env) error {
 	p := nameServerDownParamsFor(e.cfg.Full)
-	if err := e.startCluster(2, 4, 0); err != nil {
-		return err
-	}
-	ids, err := e.produce(ctx, p.messages)
+	ids, err := e.startGroup(ctx, 4, p.messages, p.consumers, "-delay", p.delay.String(), "-poll-interval", p.poll.String())
 	if err != nil {
-		return err
-	}
-	e.consumerArgs = []string{"-delay", p.delay.String(), "-poll-interval", p.poll.String()}
-	if err := e.startConsumers(p.consumers); err != nil {
 		return err
 	}
 	if err := sleepCtx(ctx, p.firstAt); err != nil {

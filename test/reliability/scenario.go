@@ -188,14 +188,21 @@ func (e *env) startCluster(brokers, queues int, delayScale float64) error {
 // stores messages, and starts consumers whose listener takes delay per message: the
 // opening of the churn and restart scenarios. It returns the messages' ids.
 func (e *env) startBusyGroup(ctx context.Context, messages int, delay time.Duration, consumers int) ([]string, error) {
-	if err := e.startCluster(2, 4, 0); err != nil {
+	return e.startGroup(ctx, 4, messages, consumers, "-delay", delay.String())
+}
+
+// startGroup starts the fake cluster (2 brokers × queues of the scenario's topic),
+// stores messages, and starts consumers with the consumer flags args. It returns the
+// messages' ids.
+func (e *env) startGroup(ctx context.Context, queues, messages, consumers int, args ...string) ([]string, error) {
+	if err := e.startCluster(2, queues, 0); err != nil {
 		return nil, err
 	}
 	ids, err := e.produce(ctx, messages)
 	if err != nil {
 		return nil, err
 	}
-	e.consumerArgs = []string{"-delay", delay.String()}
+	e.consumerArgs = args
 	return ids, e.startConsumers(consumers)
 }
 
