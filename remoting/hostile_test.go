@@ -166,15 +166,23 @@ func waitErr(t *testing.T, ch <-chan error) error {
 	}
 }
 
+// holdingPair starts a Server that holds codeHold requests (sending them to heldCh) and
+// a Client with opts that counts its connections' closes. The caller closes both.
+func holdingPair(t *testing.T, heldCh chan held, opts ...ClientOption) (*Server, *Client, *atomic.Int32) {
+	t.Helper()
+	s := startServer(t, WithServerHandler(codeHold, holdHandler(heldCh)))
+	closes := new(atomic.Int32)
+	c := newClient(t, append(opts, WithConnHooks(ConnHooks{OnConnClosed: func(string, error) { closes.Add(1) }}))...)
+	return s, c, closes
+}
+
 // A timeout on a connection that answers other calls leaves it open: one call the peer
 // drops is not a dead peer.
 func TestTimeoutOnALiveConnectionKeepsIt(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	heldCh := make(chan held, 10)
-	s := startServer(t, WithServerHandler(codeHold, holdHandler(heldCh)))
+	s, c, closes := holdingPair(t, heldCh)
 	defer s.Close()
-	var closes atomic.Int32
-	c := newClient(t, WithConnHooks(ConnHooks{OnConnClosed: func(string, error) { closes.Add(1) }}))
 	defer c.Close()
 
 	done := make(chan error, 1)
@@ -193,11 +201,8 @@ func TestTimeoutOnALiveConnectionKeepsIt(t *testing.T) {
 func TestLongPollOutlivesReadTimeouts(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	heldCh := make(chan held, 1)
-	s := startServer(t, WithServerHandler(codeHold, holdHandler(heldCh)))
+	s, c, closes := holdingPair(t, heldCh, WithReadTimeout(20*time.Millisecond))
 	defer s.Close()
-	var closes atomic.Int32
-	c := newClient(t, WithReadTimeout(20*time.Millisecond),
-		WithConnHooks(ConnHooks{OnConnClosed: func(string, error) { closes.Add(1) }}))
 	defer c.Close()
 
 	done := make(chan error, 1)

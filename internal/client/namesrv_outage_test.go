@@ -2,43 +2,14 @@ package client
 
 import (
 	"context"
-	"fmt"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/rmqpush/rmqpush/internal/logging"
+	"github.com/rmqpush/rmqpush/internal/logging/logtest"
 	"github.com/rmqpush/rmqpush/test/fakebroker"
 )
-
-// logLines keeps every log line.
-type logLines struct {
-	mu  sync.Mutex
-	got []string
-}
-
-func (l *logLines) Level() logging.Level { return logging.LevelDebug }
-func (l *logLines) Log(level logging.Level, msg string, kv ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.got = append(l.got, fmt.Sprint(level, " ", msg, kv))
-}
-
-// count returns how many lines contain s.
-func (l *logLines) count(s string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, line := range l.got {
-		if strings.Contains(line, s) {
-			n++
-		}
-	}
-	return n
-}
 
 // No name server answers for a while (stopped: connections refused; or answering
 // nothing): the routes already known stay, a refresh round asks once rather than once
@@ -48,7 +19,7 @@ func TestNameServerOutage(t *testing.T) {
 	for _, how := range []string{"stopped", "never answering"} {
 		t.Run(how, func(t *testing.T) {
 			c := newTestCluster(t, fakebroker.WithTopic("t1", 2), fakebroker.WithTopic("t2", 2), fakebroker.WithTopic("t3", 2))
-			log := &logLines{}
+			log := &logtest.Lines{}
 			inst, err := New(Config{NameServers: []string{c.NameServerAddr()}, ClientID: "127.0.0.1@test",
 				RequestTimeout: 300 * time.Millisecond, RouteInterval: time.Hour, HeartbeatInterval: time.Hour, Logger: log})
 			require.NoError(t, err)
@@ -78,8 +49,8 @@ func TestNameServerOutage(t *testing.T) {
 			qs, ok := inst.Queues("t1")
 			require.True(t, ok, "the route already known stays")
 			require.Len(t, qs, 2)
-			require.Equal(t, 1, log.count("no name server answers"), "one warning for the outage so far")
-			require.Zero(t, log.count("route refresh failed"))
+			require.Equal(t, 1, log.Count("no name server answers"), "one warning for the outage so far")
+			require.Zero(t, log.Count("route refresh failed"))
 
 			// The route changes while the name server is away; the scheduler's next round
 			// finds it unanswered and polls every second from then on.
@@ -93,15 +64,15 @@ func TestNameServerOutage(t *testing.T) {
 			}
 			require.Eventually(t, func() bool { qs, _ := inst.Queues("t1"); return len(qs) == 4 }, 10*time.Second, 10*time.Millisecond,
 				"the route is fetched again soon after the name server's return (RouteInterval is an hour)")
-			require.Eventually(t, func() bool { return log.count("a name server answers again") == 1 }, 5*time.Second, 10*time.Millisecond)
-			require.Equal(t, 1, log.count("no name server answers"))
+			require.Eventually(t, func() bool { return log.Count("a name server answers again") == 1 }, 5*time.Second, 10*time.Millisecond)
+			require.Equal(t, 1, log.Count("no name server answers"))
 		})
 	}
 }
 
 // Warnings during an outage come at most once per nsOutageWarnEvery.
 func TestNameServerOutageWarningsAreRateLimited(t *testing.T) {
-	log := &logLines{}
+	log := &logtest.Lines{}
 	inst, err := New(Config{NameServers: []string{"127.0.0.1:1"}, ClientID: "127.0.0.1@test", Logger: log})
 	require.NoError(t, err)
 	defer inst.Shutdown()
@@ -109,11 +80,11 @@ func TestNameServerOutageWarningsAreRateLimited(t *testing.T) {
 	for s := range 150 { // a failed call every second for 150 s
 		inst.nameServersFailed(ErrNoNameServerAnswered, start.Add(time.Duration(s)*time.Second))
 	}
-	require.Equal(t, 1, log.count("no name server answers"))
-	require.Equal(t, 2, log.count("still unreachable"), "at 60 s and 120 s")
-	require.Equal(t, 1, log.count("for 2m0s"))
+	require.Equal(t, 1, log.Count("no name server answers"))
+	require.Equal(t, 2, log.Count("still unreachable"), "at 60 s and 120 s")
+	require.Equal(t, 1, log.Count("for 2m0s"))
 	inst.nameServerAnswered("127.0.0.1:1", start.Add(150*time.Second))
-	require.Equal(t, 1, log.count("answers again"))
+	require.Equal(t, 1, log.Count("answers again"))
 	inst.nameServerAnswered("127.0.0.1:1", start.Add(151*time.Second))
-	require.Equal(t, 1, log.count("answers again"), "only the end of an outage is told")
+	require.Equal(t, 1, log.Count("answers again"), "only the end of an outage is told")
 }

@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,35 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rmqpush/rmqpush/consumer"
-	"github.com/rmqpush/rmqpush/logging"
+	"github.com/rmqpush/rmqpush/internal/logging"
+	"github.com/rmqpush/rmqpush/internal/logging/logtest"
 	"github.com/rmqpush/rmqpush/message"
 	"github.com/rmqpush/rmqpush/test/fakebroker"
 )
-
-// logLines keeps the log lines at info level and above.
-type logLines struct {
-	mu  sync.Mutex
-	got []string
-}
-
-func (l *logLines) Level() logging.Level { return logging.LevelInfo }
-func (l *logLines) Log(level logging.Level, msg string, kv ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.got = append(l.got, fmt.Sprint(level, " ", msg, kv))
-}
-
-func (l *logLines) count(s string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, line := range l.got {
-		if strings.Contains(line, s) {
-			n++
-		}
-	}
-	return n
-}
 
 // Every name server down for a while during consumption (issue 15 says 60 s; 5 s here,
 // with the route poll at 1 s): consumption goes on with the routes already known, one
@@ -49,7 +24,7 @@ func (l *logLines) count(s string) int {
 func TestConsumesThroughANameServerOutage(t *testing.T) {
 	const topic, group = "NsOutageTopic", "ns-outage-group"
 	c := newCluster(t, fakebroker.WithBrokers(2), fakebroker.WithTopic(topic, 2))
-	log := &logLines{}
+	log := &logtest.Lines{Min: logging.LevelInfo}
 	got := newTally()
 	pc := startConsumer(t, group, topic, consumer.All(), fastOptions(c, consumer.WithLogger(log)),
 		func(_ context.Context, msgs []*message.Ext, _ *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
@@ -108,7 +83,7 @@ func TestConsumesThroughANameServerOutage(t *testing.T) {
 	missing, dups := got.check(want)
 	require.Zero(t, missing)
 	require.Zero(t, dups)
-	require.Equal(t, 1, log.count("no name server answers"), "one warning for a 5 s outage")
-	require.Equal(t, 1, log.count("a name server answers again"))
-	require.Zero(t, log.count("route refresh failed"))
+	require.Equal(t, 1, log.Count("no name server answers"), "one warning for a 5 s outage")
+	require.Equal(t, 1, log.Count("a name server answers again"))
+	require.Zero(t, log.Count("route refresh failed"))
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rmqpush/rmqpush/internal/protocol"
 	"github.com/rmqpush/rmqpush/test/fakebroker/control"
+	"github.com/rmqpush/rmqpush/test/internal/procstat"
 )
 
 // SoakConfig sizes a soak (issue 15): consumption at a steady rate for a long time on
@@ -337,7 +338,7 @@ const (
 // sample records every running consumer's RSS, goroutines and open connections.
 func (s *soak) sample(w io.Writer, now time.Duration) error {
 	for _, cp := range s.e.live() {
-		smp := SoakSample{At: now, RSS: procRSS(cp.pidNum), Connections: procSockets(cp.pidNum)}
+		smp := SoakSample{At: now, RSS: procstat.RSS(cp.pidNum), Connections: procstat.Sockets(cp.pidNum)}
 		stats, err := readSamples(cp.stats)
 		if err != nil {
 			return err

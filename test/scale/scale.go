@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"runtime"
 	"slices"
 	"time"
 
 	"github.com/rmqpush/rmqpush/consumer"
 	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/test/internal/procstat"
 )
 
 // Config says what to run.
@@ -72,7 +74,7 @@ func (r Result) GoroutinesPerConsumer() float64 {
 func Run(ctx context.Context, cfg Config) (Result, func(context.Context) error, error) {
 	res := Result{Consumers: cfg.Consumers, Topics: len(cfg.Topics)}
 	runtime.GC()
-	res.GoroutinesBefore, res.RSSBefore = runtime.NumGoroutine(), rss()
+	res.GoroutinesBefore, res.RSSBefore = runtime.NumGoroutine(), procstat.RSS(os.Getpid())
 
 	var (
 		pcs  []*consumer.PushConsumer
@@ -112,7 +114,7 @@ func Run(ctx context.Context, cfg Config) (Result, func(context.Context) error, 
 		return fail(err)
 	}
 
-	from, cpu0 := time.Now(), cpuTime()
+	from, cpu0 := time.Now(), procstat.CPUTime()
 	var req0 map[int32]int
 	if cfg.Requests != nil {
 		var err error
@@ -130,7 +132,7 @@ func Run(ctx context.Context, cfg Config) (Result, func(context.Context) error, 
 		return fail(err)
 	}
 	window := time.Since(from)
-	res.IdleCPU = (cpuTime() - cpu0).Seconds() / window.Seconds()
+	res.IdleCPU = (procstat.CPUTime() - cpu0).Seconds() / window.Seconds()
 	if cfg.Requests != nil {
 		req1, err := cfg.Requests(ctx)
 		if err != nil {
@@ -154,7 +156,7 @@ func Run(ctx context.Context, cfg Config) (Result, func(context.Context) error, 
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	res.Goroutines, res.RSS, res.HeapInuse = runtime.NumGoroutine(), rss(), ms.HeapInuse
+	res.Goroutines, res.RSS, res.HeapInuse = runtime.NumGoroutine(), procstat.RSS(os.Getpid()), ms.HeapInuse
 	return res, stop, nil
 }
 

@@ -1,4 +1,4 @@
-package reliability
+package procstat
 
 import (
 	"bufio"
@@ -6,11 +6,13 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
-// procRSS returns the resident set size (VmRSS) of process pid, in bytes; 0 when it
-// cannot be read.
-func procRSS(pid int) int64 {
+// RSS returns the resident set size (VmRSS) of process pid, in bytes; 0 when it cannot
+// be read.
+func RSS(pid int) int64 {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
@@ -29,9 +31,8 @@ func procRSS(pid int) int64 {
 	return 0
 }
 
-// procSockets counts the sockets process pid has open (its connections; it listens on
-// none); 0 when they cannot be read.
-func procSockets(pid int) int {
+// Sockets counts the sockets process pid has open; 0 when they cannot be read.
+func Sockets(pid int) int {
 	dir := fmt.Sprintf("/proc/%d/fd", pid)
 	fds, err := os.ReadDir(dir)
 	if err != nil {
@@ -44,4 +45,13 @@ func procSockets(pid int) int {
 		}
 	}
 	return n
+}
+
+// CPUTime returns the user and system CPU time this process used so far.
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
