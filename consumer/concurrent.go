@@ -67,14 +67,18 @@ func (s *concurrentService) work() {
 		call = new(ConsumeCall)
 	}
 	var clock workerClock
+	var valid []bool // POP: which messages of a call may still be consumed
 	for {
 		t, ok := s.queue.pop()
 		if !ok {
 			return
 		}
-		if t.expired {
+		switch {
+		case t.pop != nil:
+			s.consumePop(t, cc, call, &clock, &valid) // pop.go
+		case t.expired:
 			s.sendBackExpired(t)
-		} else {
+		default:
 			s.consume(t, cc, call, &clock)
 		}
 	}

@@ -65,6 +65,7 @@ type PushConsumer struct {
 	inst       *client.Instance
 	offsets    offset.Store
 	puller     *pull.Service
+	popService *pull.PopService // with WithClientRebalance(false): POP consumption (pop.go); nil otherwise
 	rebalancer *rebalance.Rebalancer
 	service    consumeService
 	sched      *scheduler // short jobs: delayed re-consumption, timeout checks, statistics
@@ -267,6 +268,9 @@ func (c *PushConsumer) Stats() Stats {
 			qs.Lag = max(qs.BrokerMaxOffset-qs.CommittedOffset, 0)
 		}
 		out.Queues[c.names.UserQueue(q)] = qs
+	}
+	if c.popService != nil {
+		c.popStats(&out) // pop.go
 	}
 	return out
 }

@@ -167,6 +167,10 @@ func (c *PushConsumer) start(ctx context.Context) error {
 
 	c.service.start()
 	c.puller.Start()
+	if c.popService != nil {
+		c.popService.Start()
+		c.sched.every(pull.ExtendEvery(c.cfg.popInvisibleTime), func() { c.popService.Extend(time.Now()) })
+	}
 	c.brokerJobs.every(c.cfg.persistInterval, c.persistAll)
 	c.sched.every(timeoutCheckEvery, c.checkTimeouts)
 	c.sched.every(statsEvery, func() { c.stats.sample(time.Now()) })
@@ -242,6 +246,16 @@ func (c *PushConsumer) buildServices() error {
 	if err != nil {
 		return err
 	}
+	// Server-side rebalancing (and with it POP) for concurrent clustering consumers
+	// only, as Java's RebalancePushImpl.clientRebalance decides.
+	var assigner rebalance.Assigner
+	var popPuller rebalance.PopPuller
+	if cs, ok := c.service.(*concurrentService); ok && clustering && !c.cfg.clientRebalance {
+		if err := c.buildPopService(cs); err != nil { // pop.go
+			return err
+		}
+		assigner, popPuller = c.inst, c.popService
+	}
 	start := rebalance.StartFromLast
 	switch c.cfg.consumeFrom {
 	case ConsumeFromFirstOffset:
@@ -276,6 +290,10 @@ func (c *PushConsumer) buildServices() error {
 		BeforeRemove:    c.service.beforeRemove,
 		AfterRemove:     c.service.afterRemove,
 		Changed:         c.assignmentChanged,
+		Assigner:        assigner,
+		PopPuller:       popPuller,
+		PopInitMode:     c.popInitMode(),
+		PopRetryTopic:   c.consumePopRetryTopic,
 	})
 	return err
 }
@@ -418,9 +436,17 @@ func (c *PushConsumer) teardown(ctx context.Context) error {
 	if c.puller != nil {
 		c.puller.Stop()
 	}
+	if c.popService != nil {
+		c.popService.Stop() // no new pops; what is popped is still consumed and acked
+	}
 	if c.service != nil {
 		if err := c.service.stop(ctx); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	if c.popService != nil {
+		if err := c.flushPops(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("consumer: acks of popped messages still in flight at shutdown: %w", err))
 		}
 	}
 	if c.cancelCalls != nil {
@@ -453,6 +479,9 @@ func (c *PushConsumer) teardown(ctx context.Context) error {
 	}
 	if c.puller != nil {
 		c.puller.Wait()
+	}
+	if c.popService != nil {
+		c.popService.Wait()
 	}
 	if logging.Enabled(c.log, logging.LevelInfo) {
 		c.log.Log(logging.LevelInfo, "consumer shut down", "group", c.names.UserGroup, "clientID", c.clientID)

@@ -117,6 +117,12 @@ type cfg struct {
 	commitInterval           time.Duration
 	headers                  HeaderEncoding
 
+	clientRebalance      bool // options_pop.go
+	popInvisibleTime     time.Duration
+	popBatchSize         int
+	popThresholdForQueue int
+	popDelayLevels       []time.Duration
+
 	heartbeatInterval time.Duration
 	routeInterval     time.Duration
 	persistInterval   time.Duration
@@ -197,6 +203,11 @@ func defaultCfg() cfg {
 		pullSuspend:             15 * time.Second,
 		pullTimeout:             30 * time.Second,
 		logger:                  logging.Nop(),
+		clientRebalance:         true,
+		popInvisibleTime:        60 * time.Second,
+		popBatchSize:            32,
+		popThresholdForQueue:    96,
+		popDelayLevels:          defaultPopDelayLevels(),
 	}
 }
 
@@ -286,6 +297,9 @@ func (c *cfg) validate() error {
 	}
 	if c.allocateStrategy == nil {
 		return optionError("WithAllocateStrategy", "strategy is nil")
+	}
+	if err := c.validatePop(); err != nil {
+		return err
 	}
 	if c.pullInterval > 0 && c.pullInterval < time.Millisecond {
 		return optionError("WithPullInterval", "%v is below the 1ms resolution", c.pullInterval)

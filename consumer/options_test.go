@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rmqpush/rmqpush/logging"
+	"github.com/rmqpush/rmqpush/rebalance"
 )
 
 func TestNewPushConsumerValidatesOptions(t *testing.T) {
@@ -54,6 +55,16 @@ func TestNewPushConsumerValidatesOptions(t *testing.T) {
 		{"instance", "g", []Option{ns, WithInstanceName("a@b")}, "WithInstanceName"},
 		{"credentials", "g", []Option{ns, WithCredentials(Credentials{AccessKey: "ak"})}, "WithCredentials"},
 		{"strategy", "g", []Option{ns, WithAllocateStrategy(nil)}, "WithAllocateStrategy"},
+		{"pop", "g", []Option{ns, WithClientRebalance(false), WithPopInvisibleTime(time.Second), WithPopBatchSize(1),
+			WithPopThresholdForQueue(1), WithPopDelayLevels(10 * time.Millisecond), WithLongPollTime(100 * time.Millisecond)}, ""},
+		{"pop invisible", "g", []Option{ns, WithPopInvisibleTime(301 * time.Second)}, "WithPopInvisibleTime"},
+		{"pop batch", "g", []Option{ns, WithPopBatchSize(33)}, "WithPopBatchSize"},
+		{"pop threshold", "g", []Option{ns, WithPopThresholdForQueue(0)}, "WithPopThresholdForQueue"},
+		{"pop delays none", "g", []Option{ns, WithPopDelayLevels()}, "WithPopDelayLevels"},
+		{"pop delay short", "g", []Option{ns, WithPopDelayLevels(time.Millisecond)}, "WithPopDelayLevels"},
+		{"long poll", "g", []Option{ns, WithLongPollTime(time.Hour)}, "WithLongPollTime"},
+		{"server strategy", "g", []Option{ns, WithClientRebalance(false), WithAllocateStrategy(rebalance.AveragelyByCircle{})}, ""},
+		{"strategy the brokers lack", "g", []Option{ns, WithClientRebalance(false), WithAllocateStrategy(rebalance.NewByConfig(nil))}, "WithClientRebalance"},
 		{"empty group", "", []Option{ns}, "group"},
 		{"bad group", "a b", []Option{ns}, "group"},
 		{"reserved group", "DEFAULT_CONSUMER", []Option{ns}, "DEFAULT_CONSUMER"},
@@ -72,6 +83,13 @@ func TestNewPushConsumerValidatesOptions(t *testing.T) {
 
 func TestDefaultsAreJavas(t *testing.T) {
 	c := defaultCfg()
+	require.True(t, c.clientRebalance)
+	require.Equal(t, 60*time.Second, c.popInvisibleTime)
+	require.Equal(t, 32, c.popBatchSize)
+	require.Equal(t, 96, c.popThresholdForQueue)
+	require.Len(t, c.popDelayLevels, 16)
+	require.Equal(t, 10*time.Second, c.popDelayLevels[0])
+	require.Equal(t, 2*time.Hour, c.popDelayLevels[15])
 	require.Equal(t, 20, c.consumeGoroutines)
 	require.Equal(t, 1, c.consumeBatchMaxSize)
 	require.Equal(t, 32, c.pullBatchSize)

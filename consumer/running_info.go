@@ -14,8 +14,8 @@ import (
 
 // RunningInfo returns Java's ConsumerRunningInfo for admin tools (mqadmin
 // consumerStatus): the properties Java 4.9.8 reports, the subscriptions, every assigned
-// queue's state and a status line per subscribed topic, all under the names on the
-// wire. The client instance adds the goroutine dump when the admin asks for Java's
+// queue's state (those consumed by POP in mqPopTable, as Java 5 reports them) and a
+// status line per subscribed topic, all under the names on the wire. The client instance adds the goroutine dump when the admin asks for Java's
 // jstack.
 func (h instanceHooks) RunningInfo() *protocol.ConsumerRunningInfo {
 	c := h.c
@@ -48,6 +48,13 @@ func (h instanceHooks) RunningInfo() *protocol.ConsumerRunningInfo {
 			LastPullTimestamp:       s.LastPullTimestamp,
 			LastConsumeTimestamp:    s.LastConsumeTimestamp,
 		}
+	}
+	for _, r := range c.rebalancer.PopRequests() {
+		if info.MQPopTable == nil {
+			info.MQPopTable = map[message.Queue]protocol.PopProcessQueueInfo{}
+		}
+		info.MQPopTable[r.Queue] = protocol.PopProcessQueueInfo{WaitAckCount: int32(r.PQ.Count()), Dropped: r.PQ.Dropped(),
+			LastPopTimestamp: r.PQ.LastPopTime().UnixMilli()}
 	}
 	for topic, ts := range c.stats.snapshot(time.Now()) {
 		if _, subscribed := subs[topic]; !subscribed {
@@ -115,7 +122,12 @@ func (c *PushConsumer) runningProperties() map[string]string {
 		"consumeTimeout":                     strconv.FormatInt(int64(c.cfg.consumeTimeout/time.Minute), 10),
 		"awaitTerminationMillisWhenShutdown": "0", // Shutdown's ctx bounds the wait instead
 		"instanceName":                       c.cfg.instanceName,
-		"clientIP":                           strings.SplitN(c.clientID, "@", 2)[0],
+		// Java 5's fields of POP consumption.
+		"clientRebalance":      strconv.FormatBool(c.cfg.clientRebalance),
+		"popInvisibleTime":     strconv.FormatInt(c.cfg.popInvisibleTime.Milliseconds(), 10),
+		"popBatchNums":         strconv.Itoa(c.cfg.popBatchSize),
+		"popThresholdForQueue": strconv.Itoa(c.cfg.popThresholdForQueue),
+		"clientIP":             strings.SplitN(c.clientID, "@", 2)[0],
 	}
 	if c.tracer != nil {
 		props["traceDispatcher"] = "rmqpush message trace"

@@ -22,6 +22,38 @@ type Stats struct {
 	// PullTurnaround is how long the consumer took, since Start, from reading a pull's
 	// FOUND answer to sending the queue's next pull, when nothing held that pull back.
 	PullTurnaround pull.Turnaround
+	// Pop counts what POP consumption did since Start (WithClientRebalance(false) and a
+	// group set to POP); all zero otherwise.
+	Pop PopStats
+}
+
+// PopStats count what became of popped messages since Start. Queues consumed by POP
+// appear in Stats.Queues too, with the messages popped and not handed back yet as
+// CachedMsgs and no offsets (CommittedOffset and BrokerMaxOffset -1).
+type PopStats struct {
+	Popped       int64 // messages popped
+	Acked        int64 // acks the brokers took
+	LateAcks     int64 // acks sent after the message's invisible time ended (the broker may have given it to another member)
+	AckFailed    int64 // acks not taken: those messages are delivered again
+	Retried      int64 // failed messages made invisible for their retry delay
+	RetryFailed  int64 // of them, whose invisible time could not be changed (they come back after their pop's)
+	Extended     int64 // invisible times extended for messages still waiting for, or in, their listener call
+	ExtendFailed int64 // extensions that failed
+	DeadLettered int64 // messages sent to the dead-letter queue, then acked
+	Abandoned    int64 // messages whose invisible time ended before their listener call: delivered to another pop
+	Filtered     int64 // messages acked without a listener call: another tag, or refused by WithMessageFilter
+	Requests     PopRequests
+}
+
+// PopRequests count the requests of POP consumption since Start.
+type PopRequests struct {
+	Pops        int64 // POP_MESSAGE
+	NotFound    int64 // of them, answered without messages (the poll time ended)
+	PollingFull int64 // of them, answered POLLING_FULL
+	Failed      int64 // of them, failed
+	BatchAcks   int64 // BATCH_ACK_MESSAGE
+	Acks        int64 // ACK_MESSAGE
+	Changes     int64 // CHANGE_MESSAGE_INVISIBLETIME
 }
 
 // TopicStats are one topic's figures (Java's ConsumeStatus, plus totals).

@@ -4,17 +4,29 @@ import (
 	"sync"
 
 	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/processqueue"
 	"github.com/rmqpush/rmqpush/pull"
 )
 
 // task is work for a consume worker: for concurrent consumption, one listener call on
 // a batch of one queue's messages; for orderly consumption, the queue's task (msgs nil),
-// which consumes the queue batch by batch, or tries to lock it first (relock).
+// which consumes the queue batch by batch, or tries to lock it first (relock); for POP
+// consumption (pop set, req nil), one listener call on msgs, the messages first to
+// first+len(msgs) of a popped batch.
 type task struct {
 	req     *pull.Request
 	msgs    []*message.Ext
-	relock  bool // orderly: lock the queue first
-	expired bool // concurrent: msgs are past the consume timeout; send them back
+	relock  bool     // orderly: lock the queue first
+	expired bool     // concurrent: msgs are past the consume timeout; send them back
+	pop     *popTask // POP: where msgs come from; nil otherwise
+}
+
+// popTask is where a POP task's messages come from. The tasks of one popped batch share
+// a slice of them, allocated once per pop.
+type popTask struct {
+	r     *pull.PopRequest       // the queue popped
+	batch *processqueue.PopBatch // the batch the messages belong to
+	first int                    // the index of the task's first message in the batch
 }
 
 // taskQueue feeds the consume workers. Tasks wait in one lane per queue (pull request),
@@ -35,21 +47,23 @@ type taskQueue struct {
 	mu      sync.Mutex
 	cond    sync.Cond
 	lanes   map[*pull.Request]*lane
-	turn    laneRing // lanes with tasks, in the order they are served
-	free    []*lane  // empty lanes to reuse
-	n       int      // tasks queued in all lanes
-	waiting int      // workers in cond.Wait
+	pops    map[*pull.PopRequest]*lane // the lanes of POP queues
+	turn    laneRing                   // lanes with tasks, in the order they are served
+	free    []*lane                    // empty lanes to reuse
+	n       int                        // tasks queued in all lanes
+	waiting int                        // workers in cond.Wait
 	closed  bool
 }
 
 // lane is one queue's tasks, in order.
 type lane struct {
-	req   *pull.Request
+	req   *pull.Request    // the queue's, for a pulled queue
+	pop   *pull.PopRequest // the queue's, for a popped queue
 	tasks taskRing
 }
 
 func newTaskQueue() *taskQueue {
-	q := &taskQueue{lanes: make(map[*pull.Request]*lane)}
+	q := &taskQueue{lanes: make(map[*pull.Request]*lane), pops: make(map[*pull.PopRequest]*lane)}
 	q.cond.L = &q.mu
 	return q
 }
@@ -74,6 +88,30 @@ func (q *taskQueue) pushBatches(req *pull.Request, msgs []*message.Ext, size int
 	return true
 }
 
+// pushPop splits a popped batch into listener calls of at most size messages and
+// queues them. It returns false when the queue is closed.
+func (q *taskQueue) pushPop(r *pull.PopRequest, b *processqueue.PopBatch, size int) bool {
+	msgs := b.Msgs()
+	pts := make([]popTask, (len(msgs)+size-1)/size)
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return false
+	}
+	for k := range pts {
+		i := k * size
+		j := min(i+size, len(msgs))
+		pts[k] = popTask{r: r, batch: b, first: i}
+		q.pushLocked(task{msgs: msgs[i:j:j], pop: &pts[k]})
+	}
+	wake := q.waiting > 0 && len(msgs) > 0
+	q.mu.Unlock()
+	if wake {
+		q.cond.Signal()
+	}
+	return true
+}
+
 // push queues one task.
 func (q *taskQueue) push(t task) bool {
 	q.mu.Lock()
@@ -91,15 +129,25 @@ func (q *taskQueue) push(t task) bool {
 }
 
 func (q *taskQueue) pushLocked(t task) {
-	l := q.lanes[t.req]
+	var l *lane
+	if t.pop != nil {
+		l = q.pops[t.pop.r]
+	} else {
+		l = q.lanes[t.req]
+	}
 	if l == nil {
 		if k := len(q.free); k > 0 {
 			l, q.free = q.free[k-1], q.free[:k-1]
 		} else {
 			l = &lane{}
 		}
-		l.req = t.req
-		q.lanes[t.req] = l
+		if t.pop != nil {
+			l.pop = t.pop.r
+			q.pops[l.pop] = l
+		} else {
+			l.req = t.req
+			q.lanes[t.req] = l
+		}
 		q.turn.push(l)
 	}
 	l.tasks.push(t)
@@ -125,8 +173,12 @@ func (q *taskQueue) pop() (t task, ok bool) {
 	if l.tasks.n > 0 {
 		q.turn.push(l)
 	} else {
-		delete(q.lanes, l.req)
-		l.req = nil
+		if l.pop != nil {
+			delete(q.pops, l.pop)
+		} else {
+			delete(q.lanes, l.req)
+		}
+		l.req, l.pop = nil, nil
 		q.free = append(q.free, l)
 	}
 	q.n--
@@ -143,7 +195,7 @@ func (q *taskQueue) pop() (t task, ok bool) {
 func (q *taskQueue) close() {
 	q.mu.Lock()
 	q.closed = true
-	q.lanes, q.turn, q.free, q.n = nil, laneRing{}, nil, 0
+	q.lanes, q.pops, q.turn, q.free, q.n = nil, nil, laneRing{}, nil, 0
 	q.mu.Unlock()
 	q.cond.Broadcast()
 }

@@ -9,21 +9,21 @@ import (
 // requestQueue is the service's input: requests ready now in FIFO order, and requests
 // waiting for a time in a heap. Adding never blocks; the service goroutine waits on
 // ready for a signal.
-type requestQueue struct {
+type requestQueue[R any] struct {
 	mu      sync.Mutex
-	now     []*Request
-	later   delayHeap
+	now     []R
+	later   delayHeap[R]
 	closed  bool
 	ready   chan struct{} // capacity 1: "something changed"
 	counter uint64        // orders equal deadlines by insertion
 }
 
-func newRequestQueue() *requestQueue {
-	return &requestQueue{ready: make(chan struct{}, 1)}
+func newRequestQueue[R any]() *requestQueue[R] {
+	return &requestQueue[R]{ready: make(chan struct{}, 1)}
 }
 
 // add queues r to be pulled now. It returns false when the queue is closed.
-func (q *requestQueue) add(r *Request) bool {
+func (q *requestQueue[R]) add(r R) bool {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
@@ -36,20 +36,20 @@ func (q *requestQueue) add(r *Request) bool {
 }
 
 // addLater queues r to be pulled at due.
-func (q *requestQueue) addLater(r *Request, due time.Time) bool {
+func (q *requestQueue[R]) addLater(r R, due time.Time) bool {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
 		return false
 	}
 	q.counter++
-	heap.Push(&q.later, delayed{due: due, seq: q.counter, r: r})
+	heap.Push(&q.later, delayed[R]{due: due, seq: q.counter, r: r})
 	q.mu.Unlock()
 	q.signal()
 	return true
 }
 
-func (q *requestQueue) signal() {
+func (q *requestQueue[R]) signal() {
 	select {
 	case q.ready <- struct{}{}:
 	default:
@@ -58,14 +58,14 @@ func (q *requestQueue) signal() {
 
 // take moves the requests that are due into buf and returns it, with the time the
 // next delayed request is due (zero when none waits).
-func (q *requestQueue) take(buf []*Request, now time.Time) ([]*Request, time.Time) {
+func (q *requestQueue[R]) take(buf []R, now time.Time) ([]R, time.Time) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	buf = append(buf, q.now...)
 	clear(q.now)
 	q.now = q.now[:0]
 	for len(q.later) > 0 && !q.later[0].due.After(now) {
-		buf = append(buf, heap.Pop(&q.later).(delayed).r)
+		buf = append(buf, heap.Pop(&q.later).(delayed[R]).r)
 	}
 	var next time.Time
 	if len(q.later) > 0 {
@@ -75,7 +75,7 @@ func (q *requestQueue) take(buf []*Request, now time.Time) ([]*Request, time.Tim
 }
 
 // close refuses further requests and drops the queued ones.
-func (q *requestQueue) close() {
+func (q *requestQueue[R]) close() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.closed = true
@@ -83,33 +83,33 @@ func (q *requestQueue) close() {
 }
 
 // len returns the number of queued requests (tests and stats).
-func (q *requestQueue) len() int {
+func (q *requestQueue[R]) len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return len(q.now) + len(q.later)
 }
 
-type delayed struct {
+type delayed[R any] struct {
 	due time.Time
 	seq uint64
-	r   *Request
+	r   R
 }
 
-type delayHeap []delayed
+type delayHeap[R any] []delayed[R]
 
-func (h delayHeap) Len() int { return len(h) }
-func (h delayHeap) Less(i, j int) bool {
+func (h delayHeap[R]) Len() int { return len(h) }
+func (h delayHeap[R]) Less(i, j int) bool {
 	if h[i].due.Equal(h[j].due) {
 		return h[i].seq < h[j].seq
 	}
 	return h[i].due.Before(h[j].due)
 }
-func (h delayHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *delayHeap) Push(x any)   { *h = append(*h, x.(delayed)) }
-func (h *delayHeap) Pop() any {
+func (h delayHeap[R]) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *delayHeap[R]) Push(x any)   { *h = append(*h, x.(delayed[R])) }
+func (h *delayHeap[R]) Pop() any {
 	old := *h
 	x := old[len(old)-1]
-	old[len(old)-1] = delayed{}
+	old[len(old)-1] = delayed[R]{}
 	*h = old[:len(old)-1]
 	return x
 }

@@ -19,7 +19,7 @@ import (
 type Service struct {
 	cfg   Config
 	log   logging.Logger
-	queue *requestQueue
+	queue *requestQueue[*Request]
 	names client.Names // restores the topics listeners see
 
 	startOnce sync.Once
@@ -72,7 +72,7 @@ func New(cfg Config) (*Service, error) {
 		cfg:     cfg,
 		log:     cfg.Logger,
 		names:   client.NewNames(client.Namespace(cfg.Namespace), cfg.Group),
-		queue:   newRequestQueue(),
+		queue:   newRequestQueue[*Request](),
 		stopped: make(chan struct{}),
 		done:    make(chan struct{}),
 	}, nil

@@ -112,6 +112,7 @@ func (r *Rebalancer) Forget(q message.Queue) {
 func (r *Rebalancer) DropAll(ctx context.Context) {
 	r.passMu.Lock()
 	defer r.passMu.Unlock()
+	r.dropPops(nil)
 	r.mu.RLock()
 	all := make([]*pull.Request, 0, len(r.table))
 	for _, req := range r.table {

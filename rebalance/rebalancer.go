@@ -25,6 +25,10 @@ type Rebalancer struct {
 
 	mu    sync.RWMutex
 	table map[message.Queue]*pull.Request
+	// pops are the queues the brokers assigned in POP mode (assignment.go), and
+	// clientSide the topics whose broker cannot assign: guarded by mu.
+	pops       map[message.Queue]*pull.PopRequest
+	clientSide map[string]bool
 
 	illegalMu sync.Mutex
 	illegal   []illegalOffset // queues whose offset the broker rejected
@@ -76,17 +80,19 @@ func New(cfg Config) (*Rebalancer, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Rebalancer{
-		cfg:       cfg,
-		log:       cfg.Logger,
-		table:     make(map[message.Queue]*pull.Request),
-		restartAt: make(map[message.Queue]int64),
-		unsaved:   make(map[message.Queue]int64),
-		trigger:   make(chan struct{}, 1),
-		rearm:     make(chan struct{}, 1),
-		pending:   make(map[message.Queue]*takeover),
-		ctx:       ctx,
-		cancel:    cancel,
-		done:      make(chan struct{}),
+		cfg:        cfg,
+		log:        cfg.Logger,
+		table:      make(map[message.Queue]*pull.Request),
+		pops:       make(map[message.Queue]*pull.PopRequest),
+		clientSide: make(map[string]bool),
+		restartAt:  make(map[message.Queue]int64),
+		unsaved:    make(map[message.Queue]int64),
+		trigger:    make(chan struct{}, 1),
+		rearm:      make(chan struct{}, 1),
+		pending:    make(map[message.Queue]*takeover),
+		ctx:        ctx,
+		cancel:     cancel,
+		done:       make(chan struct{}),
 	}, nil
 }
 
@@ -239,6 +245,10 @@ func (r *Rebalancer) Rebalance(ctx context.Context) {
 }
 
 func (r *Rebalancer) rebalanceTopic(ctx context.Context, topic string) {
+	if r.brokerAssigns(topic) {
+		r.rebalanceByBroker(ctx, topic) // assignment.go
+		return
+	}
 	all, ok := r.cfg.Broker.Queues(topic)
 	if !ok {
 		r.logf(logging.LevelWarn, "no route for topic yet; not rebalancing it", message.Queue{Topic: topic}, nil)
@@ -300,6 +310,7 @@ func (r *Rebalancer) dropTopicsNotSubscribed(ctx context.Context, topics []strin
 	}
 	r.mu.RUnlock()
 	r.release(ctx, gone, "topic no longer subscribed")
+	r.dropPops(func(topic string) bool { return slices.Contains(topics, topic) })
 }
 
 // update makes topic's assignment equal mine, out of all, and reports whether it

@@ -106,6 +106,18 @@ type Config struct {
 	// Changed is called after a topic's assignment changed, with every queue of the
 	// topic and the queues this client now has. May be nil.
 	Changed func(topic string, all, mine []message.Queue)
+
+	// Assigner, when set, makes the brokers assign the queues (QUERY_ASSIGNMENT, Java 5's
+	// clientRebalance=false): see assignment.go. PopPuller then gets the pop requests
+	// of the queues assigned in POP mode, which start as PopInitMode says
+	// (protocol.InitModeMin or InitModeMax).
+	Assigner    Assigner
+	PopPuller   PopPuller
+	PopInitMode int32
+	// PopRetryTopic, when set, is told to consume the group's POP retry topic of topic
+	// in PULL mode (on) or not: the brokers assign topic wholly in PULL or wholly in POP
+	// mode. May be nil.
+	PopRetryTopic func(topic string, on bool)
 }
 
 func (c *Config) check() error {
@@ -124,6 +136,8 @@ func (c *Config) check() error {
 		return errors.New("rebalance: no Topics")
 	case c.Interval <= 0:
 		return errors.New("rebalance: Interval must be positive")
+	case c.Assigner != nil && c.PopPuller == nil:
+		return errors.New("rebalance: an Assigner needs a PopPuller")
 	}
 	return nil
 }

@@ -1,0 +1,375 @@
+package pull
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/rmqpush/rmqpush/internal/client"
+	"github.com/rmqpush/rmqpush/internal/logging"
+	"github.com/rmqpush/rmqpush/internal/protocol"
+	"github.com/rmqpush/rmqpush/processqueue"
+)
+
+// What becomes of a popped message once its listener call ended (Java's
+// ConsumeMessagePopConcurrentlyService.processConsumeResult and DefaultMQPushConsumerImpl
+// ackAsync / changePopInvisibleTimeAsync): an ack, or a new invisible time (the retry
+// delay), or the dead-letter queue and an ack. Acks to one broker wait up to AckLinger
+// to go together in one BATCH_ACK_MESSAGE; a broker that does not know that request
+// (REQUEST_CODE_NOT_SUPPORTED) gets one ACK_MESSAGE per message from then on, as Java's
+// push consumer always sends them.
+
+// maxAckBatch is how many acks one BATCH_ACK_MESSAGE carries at most; an ack that fills
+// a broker's batch sends it at once.
+const maxAckBatch = 64
+
+// maxAckTries is how often an ack whose request failed is sent: after that its message
+// comes back from the broker, to be consumed again.
+const maxAckTries = 3
+
+// ackRetryDelay is how long a failed ack waits before it is sent again.
+const ackRetryDelay = 100 * time.Millisecond
+
+// Apply applies the result of message i of b, popped by r: the message leaves its batch
+// and what action needs is sent (ack, retry delay, dead-letter queue), unless a change
+// of its invisible time is in flight: its end applies the result with the new handle. It
+// runs on a consume worker and may wait for the dead-letter send.
+func (s *PopService) Apply(r *PopRequest, b *processqueue.PopBatch, i int, action processqueue.PopAction, delay time.Duration) {
+	if e, ok := b.Finish(i, action, delay); ok {
+		s.apply(r, b, i, e, action, delay, true)
+	}
+}
+
+// apply sends what action needs for message i, whose state is e. A dead-letter send
+// goes through cfg.Async unless canWait.
+func (s *PopService) apply(r *PopRequest, b *processqueue.PopBatch, i int, e processqueue.PopEntry, action processqueue.PopAction, delay time.Duration, canWait bool) {
+	switch action {
+	case processqueue.PopActionAck:
+		s.acks.ack(r.Queue.Topic, e.Handle, !e.Deadline.After(time.Now()))
+	case processqueue.PopActionRetry:
+		s.counters.Retried.Add(1)
+		s.changeInvisible(r, e.Handle, delay, func(_ protocol.ExtraInfo, err error) {
+			if err != nil {
+				s.counters.RetryFailed.Add(1)
+				s.handFailed("changing a failed message's invisible time failed; it comes back after its pop's", r.Queue.Topic, err)
+			}
+		})
+	case processqueue.PopActionDLQ:
+		m := b.Msgs()[i]
+		send := func() {
+			if s.cfg.DeadLetter(m) {
+				s.counters.DeadLettered.Add(1)
+				s.acks.ack(r.Queue.Topic, e.Handle, false)
+				return
+			}
+			// Not sent: the message comes back after delay, and its next failure tries
+			// the dead-letter queue again.
+			s.changeInvisible(r, e.Handle, delay, func(protocol.ExtraInfo, error) {})
+		}
+		if canWait {
+			send()
+		} else {
+			s.hands.add()
+			s.cfg.Async(func() {
+				defer s.hands.done()
+				send()
+			})
+		}
+	case processqueue.PopActionAbandon:
+		s.counters.Abandoned.Add(1)
+	}
+}
+
+// changeInvisible sends a CHANGE_MESSAGE_INVISIBLETIME for handle; callback gets the new
+// handle or the error.
+func (s *PopService) changeInvisible(r *PopRequest, handle string, d time.Duration, callback func(protocol.ExtraInfo, error)) {
+	h, err := protocol.ParseExtraInfo(handle)
+	if err != nil {
+		callback(protocol.ExtraInfo{}, err)
+		return
+	}
+	addr, ok := s.brokerAddr(h.BrokerName)
+	if !ok {
+		callback(protocol.ExtraInfo{}, errBrokerUnknown)
+		return
+	}
+	req := protocol.ChangeInvisibleTimeRequest{InvisibleTime: d.Milliseconds(), QueueID: h.QueueID, Offset: h.QueueOffset,
+		BrokerName: h.BrokerName, Topic: h.RealTopic(r.Queue.Topic, s.cfg.Group), ConsumerGroup: s.cfg.Group, ExtraInfo: handle}
+	s.hands.add()
+	s.counters.ChangeReqs.Add(1)
+	err = s.cfg.Broker.ChangeInvisibleTimeAsync(addr, &req, s.cfg.RequestTimeout, func(nh protocol.ExtraInfo, err error) {
+		defer s.hands.done()
+		callback(nh, err)
+	})
+	if err != nil {
+		s.hands.done()
+		callback(protocol.ExtraInfo{}, err)
+	}
+}
+
+var errBrokerUnknown = errors.New("pull: pop: the broker of the handle is not in any known route")
+
+// brokerAddr returns the master address of a broker named in a handle.
+func (s *PopService) brokerAddr(name string) (string, bool) {
+	addr, _, ok := s.cfg.Broker.FindBrokerAddr(name, client.MasterID, true)
+	if !ok {
+		s.cfg.Broker.RequestRouteRefresh()
+	}
+	return addr, ok
+}
+
+// handFailed logs a failed ack or invisible-time change, at most once a second.
+func (s *PopService) handFailed(msg, topic string, err error) {
+	ok, suppressed := s.handLog.allow()
+	if ok && logging.Enabled(s.log, logging.LevelWarn) {
+		s.log.Log(logging.LevelWarn, msg, "group", s.cfg.Group, "topic", topic, "err", err, "suppressedSinceLast", suppressed)
+	}
+}
+
+// Flush sends the acks waiting for a batch and waits, within ctx, for every ack and
+// invisible-time change in flight. Acks sent after it go out at once, one by one.
+func (s *PopService) Flush(ctx context.Context) error {
+	s.acks.close()
+	return s.hands.wait(ctx)
+}
+
+// ackItem is one ack waiting to be sent.
+type ackItem struct {
+	topic  string // the topic popped for, on the wire
+	handle string
+	h      protocol.ExtraInfo
+	tries  int
+}
+
+// acker batches acks by broker.
+type acker struct {
+	s *PopService
+
+	mu      sync.Mutex
+	byAddr  map[string][]ackItem
+	timer   *time.Timer
+	armed   bool
+	noBatch map[string]bool // brokers that refused BATCH_ACK_MESSAGE
+	closed  bool            // Flush ran: no more batching
+}
+
+func newAcker(s *PopService) *acker {
+	a := &acker{s: s, byAddr: make(map[string][]ackItem), noBatch: make(map[string]bool)}
+	a.timer = time.AfterFunc(time.Hour, a.flushAll)
+	a.timer.Stop()
+	return a
+}
+
+// ack acks the message with handle, popped for topic; late says its invisible time was
+// over already.
+func (a *acker) ack(topic, handle string, late bool) {
+	s := a.s
+	if late {
+		s.counters.LateAcks.Add(1)
+	}
+	h, err := protocol.ParseExtraInfo(handle)
+	if err != nil {
+		s.counters.AckFailed.Add(1)
+		s.handFailed("cannot ack: bad handle; the message comes back", topic, err)
+		return
+	}
+	a.add(ackItem{topic: topic, handle: handle, h: h}, 0)
+}
+
+// add queues it, sending at once what must go at once.
+func (a *acker) add(it ackItem, wait time.Duration) {
+	s := a.s
+	addr, ok := s.brokerAddr(it.h.BrokerName)
+	if !ok {
+		a.failed([]ackItem{it}, errBrokerUnknown)
+		return
+	}
+	a.mu.Lock()
+	if a.closed && wait > 0 {
+		a.mu.Unlock()
+		a.failed([]ackItem{{tries: maxAckTries}}, errors.New("pull: pop: shut down before the ack could be sent again"))
+		return
+	}
+	if (s.cfg.AckLinger <= 0 || a.closed || a.noBatch[addr]) && wait == 0 {
+		a.mu.Unlock()
+		a.sendSingle(addr, it)
+		return
+	}
+	items := append(a.byAddr[addr], it)
+	if len(items) >= maxAckBatch && wait == 0 {
+		delete(a.byAddr, addr)
+		a.mu.Unlock()
+		a.send(addr, items)
+		return
+	}
+	a.byAddr[addr] = items
+	if !a.armed {
+		a.armed = true
+		a.timer.Reset(max(s.cfg.AckLinger, wait))
+	}
+	a.mu.Unlock()
+}
+
+// flushAll sends every waiting ack.
+func (a *acker) flushAll() {
+	a.mu.Lock()
+	a.armed = false
+	all := a.byAddr
+	a.byAddr = make(map[string][]ackItem)
+	a.mu.Unlock()
+	for addr, items := range all {
+		a.send(addr, items)
+	}
+}
+
+// close sends what waits and turns batching off.
+func (a *acker) close() {
+	a.mu.Lock()
+	a.closed = true
+	a.timer.Stop()
+	a.mu.Unlock()
+	a.flushAll()
+}
+
+// send sends items to addr: one BATCH_ACK_MESSAGE, or single acks to a broker without it.
+func (a *acker) send(addr string, items []ackItem) {
+	a.mu.Lock()
+	single := a.noBatch[addr]
+	a.mu.Unlock()
+	if single || len(items) == 1 {
+		for _, it := range items {
+			a.sendSingle(addr, it)
+		}
+		return
+	}
+	s := a.s
+	body := protocol.BatchAckRequest{BrokerName: items[0].h.BrokerName}
+	type key struct {
+		topic       string
+		mark        byte
+		queue       int32
+		start, time int64
+	}
+	index := make(map[key]int, 4)
+	for _, it := range items {
+		k := key{it.topic, it.h.TopicMark, it.h.QueueID, it.h.CkQueueOffset, it.h.PopTime}
+		j, ok := index[k]
+		if !ok {
+			j = len(body.Acks)
+			index[k] = j
+			body.Acks = append(body.Acks, protocol.BatchAck{ConsumerGroup: s.cfg.Group, Topic: it.topic, Retry: it.h.TopicMark,
+				StartOffset: it.h.CkQueueOffset, QueueID: it.h.QueueID, ReviveQueueID: it.h.ReviveQID, PopTime: it.h.PopTime,
+				InvisibleTime: it.h.InvisibleTime})
+		}
+		body.Acks[j].Set(int(it.h.QueueOffset - it.h.CkQueueOffset))
+	}
+	s.hands.add()
+	s.counters.BatchAcks.Add(1)
+	err := s.cfg.Broker.BatchAckAsync(addr, &body, s.cfg.RequestTimeout, func(err error) {
+		defer s.hands.done()
+		a.batchAnswered(addr, items, err)
+	})
+	if err != nil {
+		s.hands.done()
+		a.batchAnswered(addr, items, err)
+	}
+}
+
+func (a *acker) batchAnswered(addr string, items []ackItem, err error) {
+	switch {
+	case err == nil:
+		a.s.counters.Acked.Add(int64(len(items)))
+	case errors.Is(err, protocol.ResponseCodeError(protocol.ResponseRequestCodeNotSupported)):
+		a.mu.Lock()
+		a.noBatch[addr] = true
+		a.mu.Unlock()
+		if logging.Enabled(a.s.log, logging.LevelInfo) {
+			a.s.log.Log(logging.LevelInfo, "broker does not take batched acks; acking message by message", "addr", addr)
+		}
+		for _, it := range items {
+			a.sendSingle(addr, it)
+		}
+	default:
+		a.failed(items, err)
+	}
+}
+
+// sendSingle sends one ACK_MESSAGE.
+func (a *acker) sendSingle(addr string, it ackItem) {
+	s := a.s
+	h := protocol.AckMessageRequest{QueueID: it.h.QueueID, Offset: it.h.QueueOffset, BrokerName: it.h.BrokerName,
+		Topic: it.h.RealTopic(it.topic, s.cfg.Group), ConsumerGroup: s.cfg.Group, ExtraInfo: it.handle}
+	s.hands.add()
+	s.counters.SingleAcks.Add(1)
+	err := s.cfg.Broker.AckAsync(addr, &h, s.cfg.RequestTimeout, func(err error) {
+		defer s.hands.done()
+		if err != nil {
+			a.failed([]ackItem{it}, err)
+			return
+		}
+		s.counters.Acked.Add(1)
+	})
+	if err != nil {
+		s.hands.done()
+		a.failed([]ackItem{it}, err)
+	}
+}
+
+// failed sends the acks of a failed request again a little later, up to maxAckTries;
+// past that their messages come back from the broker.
+func (a *acker) failed(items []ackItem, err error) {
+	s := a.s
+	var be *protocol.BrokerError
+	permanent := errors.As(err, &be) // the broker refused it: sending it again changes nothing
+	for _, it := range items {
+		if it.tries++; it.tries >= maxAckTries || permanent || errors.Is(err, client.ErrClosed) {
+			s.counters.AckFailed.Add(1)
+			s.handFailed("ack failed; the message will be delivered again", it.topic, err)
+			continue
+		}
+		a.add(it, ackRetryDelay)
+	}
+}
+
+// pendingCalls counts calls in flight and lets a caller wait, within a context, until
+// none is left.
+type pendingCalls struct {
+	mu   sync.Mutex
+	n    int
+	zero chan struct{} // closed when n drops to 0; nil while nobody waits
+}
+
+func (p *pendingCalls) add() {
+	p.mu.Lock()
+	p.n++
+	p.mu.Unlock()
+}
+
+func (p *pendingCalls) done() {
+	p.mu.Lock()
+	if p.n--; p.n == 0 && p.zero != nil {
+		close(p.zero)
+		p.zero = nil
+	}
+	p.mu.Unlock()
+}
+
+func (p *pendingCalls) wait(ctx context.Context) error {
+	p.mu.Lock()
+	if p.n == 0 {
+		p.mu.Unlock()
+		return nil
+	}
+	if p.zero == nil {
+		p.zero = make(chan struct{})
+	}
+	zero := p.zero
+	p.mu.Unlock()
+	select {
+	case <-zero:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
