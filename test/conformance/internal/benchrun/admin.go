@@ -106,15 +106,21 @@ func (a *admin) preload(ctx context.Context, topic string, n, size int) error {
 		firstErr error
 		wg       sync.WaitGroup
 	)
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if firstErr == nil {
+			firstErr = fmt.Errorf("benchrun: preload %s: %w", topic, err)
+		}
+	}
+	failed := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return firstErr != nil
+	}
 	slots := make(chan struct{}, inflightBatches)
 	uniq := 0
-	for sent, b := 0, 0; sent < n; b++ {
-		mu.Lock()
-		err := firstErr
-		mu.Unlock()
-		if err != nil {
-			break
-		}
+	for sent, b := 0, 0; sent < n && !failed(); b++ {
 		q := queues[b%len(queues)]
 		addr, ok := r.MasterAddr(q.BrokerName)
 		if !ok {
@@ -137,32 +143,43 @@ func (a *admin) preload(ctx context.Context, topic string, n, size int) error {
 		h := protocol.SendMessageRequest{ProducerGroup: "bench-preload", Topic: topic, DefaultTopic: "TBW102",
 			DefaultTopicQueueNums: 4, QueueID: q.QueueID, BornTimestamp: time.Now().UnixMilli(), Batch: true,
 			BrokerName: q.BrokerName}
-		req := remoting.NewRequest(protocol.RequestSendBatchMessage, h.EncodeV2(), batch)
 		slots <- struct{}{}
 		wg.Add(1)
-		err = a.rc.InvokeAsync(addr, req, 30*time.Second, func(resp *remoting.Command, err error) {
+		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			if err == nil && resp.Code != protocol.ResponseSuccess {
-				err = fmt.Errorf("code %d: %s", resp.Code, resp.Remark)
+			if err := a.sendBatch(ctx, addr, &h, batch); err != nil {
+				fail(err)
 			}
-			if err != nil {
-				mu.Lock()
-				if firstErr == nil {
-					firstErr = fmt.Errorf("benchrun: preload %s: %w", topic, err)
-				}
-				mu.Unlock()
-			}
-		})
-		if err != nil {
-			wg.Done()
-			<-slots
-			return fmt.Errorf("benchrun: preload %s: %w", topic, err)
-		}
+		}()
 		sent += k
 	}
 	wg.Wait()
 	return firstErr
+}
+
+// sendBatch sends one batch, again after a pause while a real broker says it is busy
+// (SYSTEM_BUSY: "[TIMEOUT_CLEAN_QUEUE]broker busy", as it does when the machine is
+// loaded), for at most a minute.
+func (a *admin) sendBatch(ctx context.Context, addr string, h *protocol.SendMessageRequest, batch []byte) error {
+	for deadline := time.Now().Add(time.Minute); ; {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		resp, err := a.rc.Invoke(cctx, addr, remoting.NewRequest(protocol.RequestSendBatchMessage, h.EncodeV2(), batch))
+		cancel()
+		switch {
+		case err != nil:
+			return err
+		case resp.Code == protocol.ResponseSuccess:
+			return nil
+		case resp.Code != protocol.ResponseSystemBusy || time.Now().After(deadline):
+			return fmt.Errorf("code %d: %s", resp.Code, resp.Remark)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // maxOffsets returns the sum of topic's queues' max offsets (GET_MAX_OFFSET).
