@@ -293,6 +293,7 @@ func (c *PushConsumer) buildServices() error {
 		Assigner:        assigner,
 		PopPuller:       popPuller,
 		PopInitMode:     c.popInitMode(),
+		PopsInFlight:    c.cfg.popsInFlight,
 		PopRetryTopic:   c.consumePopRetryTopic,
 	})
 	return err

@@ -120,6 +120,7 @@ type cfg struct {
 	clientRebalance      bool // options_pop.go
 	popInvisibleTime     time.Duration
 	popBatchSize         int
+	popsInFlight         int
 	popThresholdForQueue int
 	popDelayLevels       []time.Duration
 
@@ -206,6 +207,7 @@ func defaultCfg() cfg {
 		clientRebalance:         true,
 		popInvisibleTime:        60 * time.Second,
 		popBatchSize:            32,
+		popsInFlight:            4,
 		popThresholdForQueue:    96,
 		popDelayLevels:          defaultPopDelayLevels(),
 	}

@@ -31,6 +31,14 @@ func WithPopInvisibleTime(d time.Duration) Option { return func(c *cfg) { c.popI
 // Default 32, range [1, 32].
 func WithPopBatchSize(n int) Option { return func(c *cfg) { c.popBatchSize = n } }
 
+// WithPopsInFlight sets how many pops this consumer keeps in flight at once for each
+// broker whose queues it pops whole (queue id -1, the assignment of every member with
+// popShareQueueNum 0): a broker pops each queue for one pop at a time, so pops in
+// parallel read different queues, and the consumer is not held to one round trip per
+// batch of 32 messages. Default 4, range [1, 16]; 1 behaves as Java. A member given a
+// single queue pops it one pop at a time.
+func WithPopsInFlight(n int) Option { return func(c *cfg) { c.popsInFlight = n } }
+
 // WithPopThresholdForQueue sets how many popped messages of one POP queue may wait for
 // their result before its pops wait (Java's popThresholdForQueue). Default 96, range
 // [1, 65535]. WithPullThresholdSizeForQueue bounds their size as well.
@@ -58,6 +66,9 @@ func (c *cfg) validatePop() error {
 	}
 	if c.popBatchSize < 1 || c.popBatchSize > 32 {
 		return optionError("WithPopBatchSize", "%d is out of range [1, 32]", c.popBatchSize)
+	}
+	if c.popsInFlight < 1 || c.popsInFlight > 16 {
+		return optionError("WithPopsInFlight", "%d is out of range [1, 16]", c.popsInFlight)
 	}
 	if c.popThresholdForQueue < 1 || c.popThresholdForQueue > 65535 {
 		return optionError("WithPopThresholdForQueue", "%d is out of range [1, 65535]", c.popThresholdForQueue)

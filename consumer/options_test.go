@@ -59,6 +59,7 @@ func TestNewPushConsumerValidatesOptions(t *testing.T) {
 			WithPopThresholdForQueue(1), WithPopDelayLevels(10 * time.Millisecond), WithLongPollTime(100 * time.Millisecond)}, ""},
 		{"pop invisible", "g", []Option{ns, WithPopInvisibleTime(301 * time.Second)}, "WithPopInvisibleTime"},
 		{"pop batch", "g", []Option{ns, WithPopBatchSize(33)}, "WithPopBatchSize"},
+		{"pops in flight", "g", []Option{ns, WithPopsInFlight(0)}, "WithPopsInFlight"},
 		{"pop threshold", "g", []Option{ns, WithPopThresholdForQueue(0)}, "WithPopThresholdForQueue"},
 		{"pop delays none", "g", []Option{ns, WithPopDelayLevels()}, "WithPopDelayLevels"},
 		{"pop delay short", "g", []Option{ns, WithPopDelayLevels(time.Millisecond)}, "WithPopDelayLevels"},
@@ -87,6 +88,7 @@ func TestDefaultsAreJavas(t *testing.T) {
 	require.Equal(t, 60*time.Second, c.popInvisibleTime)
 	require.Equal(t, 32, c.popBatchSize)
 	require.Equal(t, 96, c.popThresholdForQueue)
+	require.Equal(t, 4, c.popsInFlight, "rmqpush's; Java pops one at a time")
 	require.Len(t, c.popDelayLevels, 16)
 	require.Equal(t, 10*time.Second, c.popDelayLevels[0])
 	require.Equal(t, 2*time.Hour, c.popDelayLevels[15])

@@ -127,6 +127,7 @@ func (c *PushConsumer) runningProperties() map[string]string {
 		"popInvisibleTime":     strconv.FormatInt(c.cfg.popInvisibleTime.Milliseconds(), 10),
 		"popBatchNums":         strconv.Itoa(c.cfg.popBatchSize),
 		"popThresholdForQueue": strconv.Itoa(c.cfg.popThresholdForQueue),
+		"popsInFlight":         strconv.Itoa(c.cfg.popsInFlight), // rmqpush's own
 		"clientIP":             strings.SplitN(c.clientID, "@", 2)[0],
 	}
 	if c.tracer != nil {

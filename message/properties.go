@@ -88,6 +88,25 @@ func (p *Properties) Set(name, value string) {
 	p.pairs = append(p.pairs, Property{Name: name, Value: value})
 }
 
+// AddShared adds pairs after the properties the way DecodeAllWith adds its extra
+// properties: a decoded wire form is not parsed, and pairs is kept as it is, not
+// copied, so adding them allocates nothing. pairs must not change afterwards (a later
+// change of the properties copies them first); a name already present takes the new
+// value, as with Set. A consumer uses it to give each message of a batch its own
+// properties (the POP path's ack handles) out of one slice.
+func (p *Properties) AddShared(pairs []Property) {
+	switch {
+	case p.edited:
+		for _, kv := range pairs {
+			p.Set(kv.Name, kv.Value)
+		}
+	case len(p.pairs) == 0:
+		p.pairs = pairs[:len(pairs):len(pairs)]
+	default:
+		p.pairs = append(p.pairs[:len(p.pairs):len(p.pairs)], pairs...)
+	}
+}
+
 // Delete removes the named property.
 func (p *Properties) Delete(name string) {
 	p.edit()

@@ -140,3 +140,31 @@ func TestPropertiesManyPairs(t *testing.T) {
 	hostile := PropertiesFromWire(b.String())
 	require.Equal(t, strings.Count(b.String(), "\x02"), hostile.Len())
 }
+
+// AddShared adds pairs after a decoded wire form without copying or parsing anything.
+func TestPropertiesAddShared(t *testing.T) {
+	shared := []Property{{"POP_CK", "a"}, {"1ST", "1"}, {"POP_CK", "b"}, {"1ST", "2"}}
+	p := PropertiesFromWire("TAGS\x01x\x02POP_CK\x01old\x02")
+	allocs := testing.AllocsPerRun(10, func() {
+		q := PropertiesFromWire("TAGS\x01x\x02")
+		q.AddShared(shared[0:2])
+	})
+	require.Zero(t, allocs)
+	p.AddShared(shared[0:2])
+	require.Equal(t, "a", p.Value("POP_CK"), "the added value wins")
+	require.Equal(t, map[string]string{"TAGS": "x", "POP_CK": "a", "1ST": "1"}, p.Map())
+	p.Set("TAGS", "y") // a change copies: the shared pairs stay as they were
+	require.Equal(t, Property{"POP_CK", "a"}, shared[0])
+	require.Equal(t, "y", p.Value("TAGS"))
+	require.Equal(t, "a", p.Value("POP_CK"))
+
+	var e Properties
+	e.Set("k", "v")
+	e.AddShared(shared[2:4])
+	require.Equal(t, map[string]string{"k": "v", "POP_CK": "b", "1ST": "2"}, e.Map())
+	w := PropertiesFromWire("")
+	w.AddShared(shared[0:1])
+	w.AddShared(shared[3:4])
+	require.Equal(t, "POP_CK\x01a\x021ST\x012", w.String())
+	require.Equal(t, Property{"1ST", "1"}, shared[1], "appending to a shared tail copies it")
+}

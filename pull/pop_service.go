@@ -113,7 +113,7 @@ const popCallGrace = 10 * time.Second
 type PopService struct {
 	cfg   PopConfig
 	log   logging.Logger
-	queue *requestQueue[*PopRequest]
+	queue *requestQueue[*popPipe]
 	names client.Names
 	acks  *acker
 
@@ -173,7 +173,7 @@ func NewPopService(cfg PopConfig) (*PopService, error) {
 	s := &PopService{
 		cfg:     cfg,
 		log:     cfg.Logger,
-		queue:   newRequestQueue[*PopRequest](),
+		queue:   newRequestQueue[*popPipe](),
 		names:   client.NewNames(client.Namespace(cfg.Namespace), cfg.Group),
 		stopped: make(chan struct{}),
 		done:    make(chan struct{}),
@@ -205,13 +205,16 @@ func (s *PopService) Stop() {
 // and after the broker connections are closed.
 func (s *PopService) Wait() { s.inflight.Wait() }
 
-// Submit queues r to be popped now. It never blocks; after Stop it does nothing.
-func (s *PopService) Submit(r *PopRequest) { s.queue.add(r) }
-
-// SubmitLater queues r to be popped after d.
-func (s *PopService) SubmitLater(r *PopRequest, d time.Duration) {
-	s.queue.addLater(r, time.Now().Add(d))
+// Submit starts r's pops: InFlight of them, each sent again as soon as it is answered,
+// until r's queue is dropped. It never blocks; after Stop it does nothing.
+func (s *PopService) Submit(r *PopRequest) {
+	for range max(r.InFlight, 1) {
+		s.queue.add(&popPipe{r: r})
+	}
 }
+
+// later queues p to be popped after d.
+func (s *PopService) later(p *popPipe, d time.Duration) { s.queue.addLater(p, time.Now().Add(d)) }
 
 // Counters returns the service's counters.
 func (s *PopService) Counters() *PopCounters { return &s.counters }
@@ -233,7 +236,7 @@ func (s *PopService) run() {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
-	var batch []*PopRequest
+	var batch []*popPipe
 	for {
 		var next time.Time
 		batch, next = s.queue.take(batch[:0], time.Now())
@@ -257,9 +260,10 @@ func (s *PopService) run() {
 	}
 }
 
-// pop applies flow control to r and sends its pop, or puts it back for later (Java's
-// popMessage).
-func (s *PopService) pop(r *PopRequest) {
+// pop applies flow control to p's request and sends its pop, or puts it back for later
+// (Java's popMessage).
+func (s *PopService) pop(p *popPipe) {
+	r := p.r
 	pq := r.PQ
 	if pq.Dropped() {
 		return
@@ -267,7 +271,7 @@ func (s *PopService) pop(r *PopRequest) {
 	now := time.Now()
 	pq.SetLastPopTime(now)
 	if s.cfg.Paused() {
-		s.SubmitLater(r, DelayPaused)
+		s.later(p, DelayPaused)
 		return
 	}
 	lim := s.cfg.Limits(r.Queue)
@@ -276,20 +280,20 @@ func (s *PopService) pop(r *PopRequest) {
 			s.log.Log(logging.LevelWarn, "pop held back: too many popped messages waiting for their acks", "queue", r.Queue.String(),
 				"waiting", pq.Count(), "bytes", pq.Size(), "times", n)
 		}
-		s.SubmitLater(r, DelayFlowControl)
+		s.later(p, DelayFlowControl)
 		return
 	}
 	sub, ok := s.cfg.Subs.Subscription(r.Queue.Topic)
 	if !ok {
 		s.logLimited(&s.failureLog, logging.LevelWarn, "no subscription for the popped topic; popping later", r, nil)
-		s.SubmitLater(r, DelayError)
+		s.later(p, DelayError)
 		return
 	}
 	addr, _, found := s.cfg.Broker.FindBrokerAddr(r.Queue.BrokerName, client.MasterID, true)
 	if !found {
 		s.cfg.Broker.RequestRouteRefresh()
 		s.logLimited(&s.failureLog, logging.LevelWarn, "broker address unknown; refreshing routes and popping later", r, nil)
-		s.SubmitLater(r, DelayError)
+		s.later(p, DelayError)
 		return
 	}
 	h := protocol.PopMessageRequest{
@@ -305,24 +309,25 @@ func (s *PopService) pop(r *PopRequest) {
 		ConsumerGroup: s.cfg.Group,
 		InitMode:      r.InitMode,
 	}
-	if r.onAnswer == nil {
-		r.onAnswer = func(res *client.PopResult, err error) { s.answer(r, res, err) }
+	if p.onAnswer == nil {
+		p.onAnswer = func(res *client.PopResult, err error) { s.answer(p, res, err) }
 	}
-	r.sent = now
+	p.sent = now
 	s.inflight.Add(1)
 	s.counters.PopsSent.Add(1)
-	if err := s.cfg.Broker.PopAsync(addr, &h, s.cfg.PollTime+popCallGrace, r.onAnswer); err != nil {
+	if err := s.cfg.Broker.PopAsync(addr, &h, s.cfg.PollTime+popCallGrace, p.onAnswer); err != nil {
 		s.inflight.Done()
 		s.counters.PopErrors.Add(1)
 		s.logLimited(&s.failureLog, logging.LevelWarn, "pop not sent; retrying later", r, err)
-		s.SubmitLater(r, DelayError)
+		s.later(p, DelayError)
 	}
 }
 
 // answer handles a pop's answer; it runs on a connection's read loop or a timer.
-func (s *PopService) answer(r *PopRequest, res *client.PopResult, err error) {
+func (s *PopService) answer(p *popPipe, res *client.PopResult, err error) {
 	defer s.inflight.Done()
-	rt := time.Since(r.sent)
+	r := p.r
+	rt := time.Since(p.sent)
 	if s.isStopped() {
 		return // what it popped comes back once its invisible time is over
 	}
@@ -331,45 +336,46 @@ func (s *PopService) answer(r *PopRequest, res *client.PopResult, err error) {
 		s.report(r, rt, 0, err)
 		delay, _, why := retryAfter(err)
 		s.logLimited(&s.failureLog, logging.LevelWarn, "pop failed: "+why, r, err)
-		s.again(r, delay)
+		s.again(p, delay)
 		return
 	}
 	switch res.Status {
 	case client.PopFound:
-		n := s.found(r, res)
+		n := s.found(p, res)
 		s.report(r, rt, n, nil)
 		if s.cfg.Interval > 0 {
-			s.again(r, s.cfg.Interval)
+			s.again(p, s.cfg.Interval)
 		} else {
-			s.again(r, 0)
+			s.again(p, 0)
 		}
 	case client.PopNotFound:
 		s.counters.PopsNotFound.Add(1)
 		s.report(r, rt, 0, nil)
-		s.again(r, 0)
+		s.again(p, 0)
 	default: // PopPollingFull
 		s.counters.PollingFull.Add(1)
 		s.report(r, rt, 0, nil)
-		s.again(r, DelayError)
+		s.again(p, DelayError)
 	}
 }
 
-// again pops r again after d, from this goroutine when d is 0 (see Service.pullNow),
+// again pops p again after d, from this goroutine when d is 0 (see Service.pullNow),
 // unless its queue was dropped.
-func (s *PopService) again(r *PopRequest, d time.Duration) {
+func (s *PopService) again(p *popPipe, d time.Duration) {
 	switch {
-	case s.isStopped() || r.PQ.Dropped():
+	case s.isStopped() || p.r.PQ.Dropped():
 	case d > 0:
-		s.SubmitLater(r, d)
+		s.later(p, d)
 	default:
-		s.pop(r)
+		s.pop(p)
 	}
 }
 
 // found decodes a FOUND answer, gives the messages their handles, acks the ones the
 // subscription or filter refuses (as Java does), and dispatches the rest as a batch; it
 // returns how many came.
-func (s *PopService) found(r *PopRequest, res *client.PopResult) int {
+func (s *PopService) found(p *popPipe, res *client.PopResult) int {
+	r := p.r
 	msgs, err := s.cfg.Decoder.DecodeOwned(res.Body)
 	if err == nil {
 		err = client.SetPopHandles(r.Queue.BrokerName, &res.Header, msgs)
@@ -385,7 +391,7 @@ func (s *PopService) found(r *PopRequest, res *client.PopResult) int {
 	s.counters.Popped.Add(int64(n))
 	// The deadline as this client's clock sees it: from when the pop was sent, never
 	// later than the broker's.
-	deadline := r.sent.Add(time.Duration(res.Header.InvisibleTime) * time.Millisecond)
+	deadline := p.sent.Add(time.Duration(res.Header.InvisibleTime) * time.Millisecond)
 	sub, _ := s.cfg.Subs.Subscription(r.Queue.Topic)
 	userTopic := s.names.UserTopic(r.Queue.Topic)
 	handles := make([]string, 0, n)
@@ -403,7 +409,7 @@ func (s *PopService) found(r *PopRequest, res *client.PopResult) int {
 	}
 	clear(msgs[len(kept):])
 	if len(kept) > 0 {
-		b := processqueue.NewPopBatch(kept, handles, r.sent, deadline)
+		b := processqueue.NewPopBatch(kept, handles, p.sent, deadline)
 		r.PQ.Add(b)
 		s.track(r)
 		s.cfg.Dispatcher.DispatchPop(r, b)

@@ -147,7 +147,7 @@ func newPopHarness(t *testing.T, edit func(*PopConfig)) *popHarness {
 	svc, err := NewPopService(cfg)
 	require.NoError(t, err)
 	h.svc = svc
-	h.req = NewPopRequest(message.Queue{Topic: "t", BrokerName: "broker-a", QueueID: -1}, processqueue.NewPopQueue(time.Now()), protocol.InitModeMin)
+	h.req = NewPopRequest(message.Queue{Topic: "t", BrokerName: "broker-a", QueueID: -1}, processqueue.NewPopQueue(time.Now()), protocol.InitModeMin, 1)
 	svc.Start()
 	t.Cleanup(func() {
 		svc.Stop()

@@ -150,7 +150,11 @@ func (r *Rebalancer) updatePop(topic string, mine []message.Queue) bool {
 		if _, ok := r.pops[q]; ok {
 			continue
 		}
-		req := pull.NewPopRequest(q, processqueue.NewPopQueue(now), r.cfg.PopInitMode)
+		inFlight := 1
+		if q.QueueID < 0 {
+			inFlight = r.cfg.PopsInFlight // the broker's queues: each pop reads others
+		}
+		req := pull.NewPopRequest(q, processqueue.NewPopQueue(now), r.cfg.PopInitMode, inFlight)
 		r.pops[q] = req
 		added = append(added, req)
 		changed = true

@@ -114,6 +114,9 @@ type Config struct {
 	Assigner    Assigner
 	PopPuller   PopPuller
 	PopInitMode int32
+	// PopsInFlight is how many pops of a whole broker's queues (queue id -1) are kept
+	// in flight at once (pull.PopRequest.InFlight); 0 or 1: one, as Java.
+	PopsInFlight int
 	// PopRetryTopic, when set, is told to consume the group's POP retry topic of topic
 	// in PULL mode (on) or not: the brokers assign topic wholly in PULL or wholly in POP
 	// mode. May be nil.

@@ -84,35 +84,54 @@ func popResult(addr string, req, resp *remoting.Command) (*PopResult, error) {
 // pop, the answer's pop time, invisible time and revive queue, and its own offset from
 // the answer's msgOffsetInfo (the i-th message of a queue has the i-th offset listed).
 // A message revived from the POP retry topic already has the broker's handle, which is
-// kept. Every message gets 1ST_POP_TIME unless it has one. brokerName is the broker
-// popped from. An answer whose offset infos do not account for its messages is an
-// error: its messages could not be acked.
+// kept. Every message gets 1ST_POP_TIME unless it has one, and brokerName. An answer
+// whose offset infos do not account for its messages is an error: its messages could
+// not be acked. The handles are written into one string and the properties added from
+// one slice (message.Properties.AddShared): a few allocations per answer, not per
+// message.
 func SetPopHandles(brokerName string, h *protocol.PopMessageResponse, msgs []*message.Ext) error {
 	offs, err := protocol.ParsePopOffsets(h.StartOffsetInfo, h.MsgOffsetInfo)
 	if err != nil {
 		return err
 	}
 	used := make([]int, len(offs)) // offsets of each queue handed out so far
+	ends := make([]int, len(msgs)) // the end of each message's handle in buf; -1: it has one
+	buf := make([]byte, 0, len(msgs)*(48+len(brokerName)))
+	for k, m := range msgs {
+		ends[k] = -1
+		if _, ok := m.Properties.Get(protocol.PropertyPopCK); ok {
+			continue
+		}
+		mark := protocol.TopicMark(m.Topic)
+		i := offs.Index(mark, m.QueueID)
+		if i < 0 || offs[i].StartOffset < 0 {
+			return fmt.Errorf("client: pop answer lists no %c queue %d for message %s at %d", mark, m.QueueID, m.MsgID(), m.QueueOffset)
+		}
+		q := &offs[i]
+		if used[i] >= len(q.Offsets) {
+			return fmt.Errorf("client: pop answer lists %d offsets for %c queue %d, and has more messages", len(q.Offsets), mark, m.QueueID)
+		}
+		buf = protocol.ExtraInfo{CkQueueOffset: q.StartOffset, PopTime: h.PopTime, InvisibleTime: h.InvisibleTime,
+			ReviveQID: h.ReviveQID, TopicMark: mark, BrokerName: brokerName, QueueID: m.QueueID,
+			QueueOffset: q.Offsets[used[i]]}.AppendTo(buf)
+		used[i]++
+		ends[k] = len(buf)
+	}
+	handles := string(buf)
 	popTime := strconv.FormatInt(h.PopTime, 10)
-	for _, m := range msgs {
-		if _, ok := m.Properties.Get(protocol.PropertyPopCK); !ok {
-			mark := protocol.TopicMark(m.Topic)
-			k := offs.Index(mark, m.QueueID)
-			if k < 0 || offs[k].StartOffset < 0 {
-				return fmt.Errorf("client: pop answer lists no %c queue %d for message %s at %d", mark, m.QueueID, m.MsgID(), m.QueueOffset)
-			}
-			q := &offs[k]
-			if used[k] >= len(q.Offsets) {
-				return fmt.Errorf("client: pop answer lists %d offsets for %c queue %d, and has more messages", len(q.Offsets), mark, m.QueueID)
-			}
-			off := q.Offsets[used[k]]
-			used[k]++
-			m.Properties.Set(protocol.PropertyPopCK, protocol.ExtraInfo{CkQueueOffset: q.StartOffset, PopTime: h.PopTime,
-				InvisibleTime: h.InvisibleTime, ReviveQID: h.ReviveQID, TopicMark: mark, BrokerName: brokerName,
-				QueueID: m.QueueID, QueueOffset: off}.String())
+	pairs := make([]message.Property, 0, 2*len(msgs))
+	start := 0
+	for k, m := range msgs {
+		n := len(pairs)
+		if ends[k] >= 0 {
+			pairs = append(pairs, message.Property{Name: protocol.PropertyPopCK, Value: handles[start:ends[k]]})
+			start = ends[k]
 		}
 		if _, ok := m.Properties.Get(protocol.PropertyFirstPopTime); !ok {
-			m.Properties.Set(protocol.PropertyFirstPopTime, popTime)
+			pairs = append(pairs, message.Property{Name: protocol.PropertyFirstPopTime, Value: popTime})
+		}
+		if len(pairs) > n {
+			m.Properties.AddShared(pairs[n:len(pairs):len(pairs)])
 		}
 		m.BrokerName = brokerName
 	}

@@ -79,7 +79,11 @@ type ExtraInfo struct {
 
 // String returns the handle as Java writes it.
 func (e ExtraInfo) String() string {
-	b := make([]byte, 0, 48+len(e.BrokerName))
+	return string(e.AppendTo(make([]byte, 0, 48+len(e.BrokerName))))
+}
+
+// AppendTo appends the handle, as String returns it, to b.
+func (e ExtraInfo) AppendTo(b []byte) []byte {
 	b = strconv.AppendInt(b, e.CkQueueOffset, 10)
 	b = append(b, ' ')
 	b = strconv.AppendInt(b, e.PopTime, 10)
@@ -92,8 +96,7 @@ func (e ExtraInfo) String() string {
 	b = append(b, ' ')
 	b = strconv.AppendInt(b, int64(e.QueueID), 10)
 	b = append(b, ' ')
-	b = strconv.AppendInt(b, e.QueueOffset, 10)
-	return string(b)
+	return strconv.AppendInt(b, e.QueueOffset, 10)
 }
 
 // Deadline returns when the message becomes visible again unless acked (ms).
