@@ -284,6 +284,9 @@ func (b *Broker) reencodePopRetry(rec []byte, raw rawRecord, p *popRun, start in
 
 // holdPop keeps a pop until a message arrives or its poll time ends. It runs under b.mu.
 func (b *Broker) holdPop(sc conn, req *remoting.Command, h *protocol.PopMessageRequest, wait time.Duration) {
+	if connGone(sc) {
+		return // closed meanwhile (connClosed has run): nobody to answer
+	}
 	hp := &heldPop{sc: sc, req: req, h: *h}
 	b.pop.held[hp] = struct{}{}
 	gen := b.runGen
@@ -326,6 +329,9 @@ func (b *Broker) wakePops(gen uint64, pops []*heldPop) {
 	}
 	b.mu.Unlock()
 	for _, hp := range live {
+		if connGone(hp.sc) {
+			continue // as 5.3.3's wakeUp: a closed channel's pop is not run
+		}
 		if resp := b.pop1(hp.sc, hp.req, &hp.h, true); resp != nil {
 			resp.Serialize = remoting.SerializeJSON
 			b.ep.respond(hp.sc, resp)
@@ -341,5 +347,20 @@ func (b *Broker) dropPops(sc conn) {
 			b.c.sched.cancel(hp.task)
 			delete(b.pop.held, hp)
 		}
+	}
+}
+
+// connGone reports whether sc is closed (Netty's !channel.isActive()), for connections
+// that tell.
+func connGone(sc conn) bool {
+	d, ok := sc.(interface{ Done() <-chan struct{} })
+	if !ok {
+		return false
+	}
+	select {
+	case <-d.Done():
+		return true
+	default:
+		return false
 	}
 }
