@@ -65,6 +65,16 @@ func (a *admin) createTopic(ctx context.Context, topic string, queues int) error
 	}
 }
 
+// setPop sets group to consume topic by POP, every member popping every queue, as
+// mqadmin setConsumeMode -m POP -q 0 does (SET_MESSAGE_REQUEST_MODE to the master).
+func (a *admin) setPop(ctx context.Context, group, topic string) error {
+	body := (&protocol.SetMessageRequestModeRequest{Topic: topic, ConsumerGroup: group, Mode: protocol.RequestModePop}).Encode(protocol.StyleStandard)
+	if _, err := a.invoke(ctx, a.broker, remoting.NewRequest(protocol.RequestSetMessageRequestMode, nil, body)); err != nil {
+		return fmt.Errorf("benchrun: set %s to POP on %s: %w", group, topic, err)
+	}
+	return nil
+}
+
 func (a *admin) route(ctx context.Context, topic string) (*protocol.TopicRouteData, error) {
 	h := protocol.GetRouteInfoRequest{Topic: topic}
 	resp, err := a.invoke(ctx, a.nameSrv, remoting.NewRequest(protocol.RequestGetRouteInfoByTopic, h.Encode(), nil))

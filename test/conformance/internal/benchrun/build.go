@@ -11,6 +11,7 @@ import (
 const (
 	binFake    = "fakebroker"
 	binRMQPush = "benchrmqpush"
+	binPop     = "benchpop"
 	binPeer    = "benchpeer"
 	binRaw     = "benchraw"
 	binBurn    = "benchburn"
@@ -19,6 +20,7 @@ const (
 var buildPackages = []string{
 	"github.com/rmqpush/rmqpush/test/fakebroker/cmd/fakebroker",
 	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchrmqpush",
+	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchpop",
 	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchpeer",
 	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchraw",
 	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchburn",
@@ -45,6 +47,8 @@ func (r *runner) workerBin(client string) string {
 	switch client {
 	case "rmqpush":
 		return filepath.Join(dir, binRMQPush)
+	case clientPop:
+		return filepath.Join(dir, binPop)
 	case "peer":
 		return filepath.Join(dir, binPeer)
 	default:

@@ -54,7 +54,9 @@ type Config struct {
 	Ceiling bool
 	// Tuned adds the tuned settings (pull batch 128, consume batch 32).
 	Tuned bool
-	// Clients to run: "rmqpush", "peer", or a name in Workers.
+	// Clients to run: "rmqpush", "peer", "pop" (rmqpush consuming by POP: the fake
+	// cluster then answers as RocketMQ 5, and each of its groups is set to POP first), or
+	// a name in Workers.
 	Clients []string
 	// Workers are extra worker programs by client name (e.g. an rmqpush worker built
 	// from an older commit, to compare before and after in the same run); they take the
@@ -126,8 +128,8 @@ func (c *Config) check() error {
 		return errors.New("benchrun: runs must be at least 1")
 	}
 	for _, cl := range c.Clients {
-		if _, extra := c.Workers[cl]; !extra && cl != "rmqpush" && cl != "peer" {
-			return fmt.Errorf("benchrun: unknown client %q (rmqpush, peer)", cl)
+		if _, extra := c.Workers[cl]; !extra && cl != "rmqpush" && cl != "peer" && cl != clientPop {
+			return fmt.Errorf("benchrun: unknown client %q (rmqpush, peer, pop)", cl)
 		}
 	}
 	for _, s := range c.Scenarios {
@@ -145,6 +147,19 @@ func (c *Config) check() error {
 		c.Out = io.Discard
 	}
 	return nil
+}
+
+// clientPop is the client that consumes by POP (cmd/benchpop).
+const clientPop = "pop"
+
+// pops reports whether a client consumes by POP.
+func (c *Config) pops() bool {
+	for _, cl := range c.Clients {
+		if cl == clientPop {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *Config) has(scenario string) bool {

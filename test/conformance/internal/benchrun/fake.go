@@ -28,8 +28,11 @@ type fakeProcess struct {
 }
 
 // startFake starts the fake cluster and waits for it to print its addresses and "ready".
-func startFake(ctx context.Context, bin string, serviceTime time.Duration, log io.Writer) (*fakeProcess, error) {
+func startFake(ctx context.Context, bin string, serviceTime time.Duration, rocketMQ5 bool, log io.Writer) (*fakeProcess, error) {
 	args := []string{"-namesrv", "127.0.0.1:0", "-brokers", "1", "-control", "127.0.0.1:0"}
+	if rocketMQ5 {
+		args = append(args, "-rocketmq5")
+	}
 	if serviceTime > 0 {
 		args = append(args, "-pull-service-time", serviceTime.String())
 	}

@@ -139,7 +139,7 @@ func (r *runner) connect(ctx context.Context) error {
 	r.nsAddr = r.cfg.NameServer
 	broker := r.cfg.Broker
 	if r.nsAddr == "" {
-		f, err := startFake(ctx, filepath.Join(r.bin, binFake), r.cfg.PullServiceTime, r.cfg.Log)
+		f, err := startFake(ctx, filepath.Join(r.bin, binFake), r.cfg.PullServiceTime, r.cfg.pops(), r.cfg.Log)
 		if err != nil {
 			return err
 		}
@@ -204,6 +204,14 @@ func (r *runner) brokerCPU() time.Duration {
 	}
 }
 
+// prepareGroup sets group to POP on topic when client consumes by POP.
+func (r *runner) prepareGroup(ctx context.Context, client, group, topic string) error {
+	if client != clientPop {
+		return nil
+	}
+	return r.admin.setPop(ctx, group, topic)
+}
+
 // consumeAll preloads a workload and runs the rounds of clients over it.
 func (r *runner) consumeAll(ctx context.Context, w Workload) error {
 	topic := fmt.Sprintf("bench-%s-%s", w.Name(), r.id)
@@ -257,6 +265,9 @@ func (r *runner) consumeAll(ctx context.Context, w Workload) error {
 				base := filepath.Join(r.cfg.ProfileDir, fmt.Sprintf("%s-%s-%s-%d", s.client, w.Name(), s.setting, round))
 				args = append(args, "-cpuprofile", base+".cpu.pprof", "-memprofile", base+".allocs.pprof")
 			}
+			if err := r.prepareGroup(ctx, s.client, group, topic); err != nil {
+				return err
+			}
 			cpu0, req0 := r.brokerCPU(), r.requestCounts(ctx)
 			res, err := runWorker(ctx, r.workerBin(s.client), args, r.cfg.WorkerTimeout, r.cfg.Log, nil)
 			cpu1, req1 := r.brokerCPU(), r.requestCounts(ctx)
@@ -304,6 +315,9 @@ func (r *runner) latency(ctx context.Context) error {
 			timeout := r.cfg.Settle + r.cfg.LatencyWarmup + r.cfg.LatencyDuration + time.Minute
 			args := []string{"-mode", benchkit.ModeLatency, "-namesrv", r.nsAddr, "-topic", topic,
 				"-group", group, "-n", strconv.Itoa(total), "-timeout", timeout.String()}
+			if err := r.prepareGroup(ctx, c, group, topic); err != nil {
+				return err
+			}
 			r.logf("latency %s round %d: %d msg/s for %v (+%v warm-up) to %s", c, round, r.cfg.LatencyRate,
 				r.cfg.LatencyDuration, r.cfg.LatencyWarmup, topic)
 			var (
@@ -364,7 +378,7 @@ func (r *runner) idleOne(ctx context.Context, c string) error {
 		// A fake of this process, so its request counters can be read; only the
 		// worker connects to it.
 		var err error
-		cluster, err = fakebroker.NewCluster(fakebroker.WithTopic(topic, r.cfg.IdleQueues))
+		cluster, err = fakebroker.NewCluster(fakebroker.WithTopic(topic, r.cfg.IdleQueues), fakebroker.WithRocketMQ5(c == clientPop))
 		if err != nil {
 			return err
 		}
@@ -390,6 +404,13 @@ func (r *runner) idleOne(ctx context.Context, c string) error {
 	group := fmt.Sprintf("bench-idle-%s-%s", c, r.id)
 	args := []string{"-mode", benchkit.ModeIdle, "-namesrv", nsAddr, "-topic", topic, "-group", group,
 		"-settle", r.cfg.IdleSettle.String(), "-window", r.cfg.IdleWindow.String()}
+	if cluster != nil && c == clientPop {
+		if err := cluster.SetConsumeMode(group, topic, "POP", 0); err != nil {
+			return err
+		}
+	} else if err := r.prepareGroup(ctx, c, group, topic); err != nil {
+		return err
+	}
 	r.logf("idle %s: %d queues, %v settle, %v window", c, r.cfg.IdleQueues, r.cfg.IdleSettle, r.cfg.IdleWindow)
 	timeout := r.cfg.IdleSettle + r.cfg.IdleWindow + time.Minute
 	res, err := runWorker(ctx, r.workerBin(c), args, timeout, r.cfg.Log, func(line string) {

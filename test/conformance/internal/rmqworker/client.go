@@ -15,6 +15,9 @@ import (
 // mode, reads the send time from each body), with Hooks installed.
 type Client struct {
 	Hooks []consumer.Hook // installed with consumer.WithHooks; none for the plain worker
+	// Pop consumes by POP: the brokers assign the queues (WithClientRebalance(false)),
+	// and the group must be set to POP on them.
+	Pop bool
 
 	pc *consumer.PushConsumer
 }
@@ -33,8 +36,11 @@ func (c *Client) Start(o benchkit.Options, sink *benchkit.Sink) error {
 	if len(c.Hooks) > 0 {
 		opts = append(opts, consumer.WithHooks(c.Hooks...))
 	}
+	if c.Pop {
+		opts = append(opts, consumer.WithClientRebalance(false))
+	}
 	if o.PullBatch > 0 {
-		opts = append(opts, consumer.WithPullBatchSize(o.PullBatch))
+		opts = append(opts, consumer.WithPullBatchSize(o.PullBatch), consumer.WithPopBatchSize(min(o.PullBatch, 32)))
 	}
 	if o.ConsumeBatch > 0 {
 		opts = append(opts, consumer.WithConsumeMessageBatchMaxSize(o.ConsumeBatch))
