@@ -39,13 +39,33 @@ func SetupFiltering(namesrv string, topics ...string) (*Env, error) {
 	return setup(namesrv, []fakebroker.Opt{fakebroker.WithPropertyFilter(true)}, topics)
 }
 
+// SetupPOP is Setup with RocketMQ 5.3.3 brokers (each serving the topic with
+// queuesPerBroker queues) on which the operator set group to consume topic by POP, every
+// member popping every queue (mqadmin setConsumeMode -m POP -q 0). On a real cluster the
+// operator does that beforehand.
+func SetupPOP(namesrv, group, topic string, queuesPerBroker int) (*Env, error) {
+	env, err := setupQueues(namesrv, []fakebroker.Opt{fakebroker.WithRocketMQ5(true)}, queuesPerBroker, []string{topic})
+	if err != nil || env.Fake == nil {
+		return env, err
+	}
+	if err := env.Fake.SetConsumeMode(group, topic, "POP", 0); err != nil {
+		env.Close()
+		return nil, err
+	}
+	return env, nil
+}
+
 func setup(namesrv string, extra []fakebroker.Opt, topics []string) (*Env, error) {
+	return setupQueues(namesrv, extra, 4, topics)
+}
+
+func setupQueues(namesrv string, extra []fakebroker.Opt, queues int, topics []string) (*Env, error) {
 	if namesrv != "" {
 		return &Env{NameServer: namesrv}, nil
 	}
 	opts := append([]fakebroker.Opt{fakebroker.WithBrokers(2), fakebroker.WithDelayScale(0.01)}, extra...)
 	for _, t := range topics {
-		opts = append(opts, fakebroker.WithTopic(t, 4))
+		opts = append(opts, fakebroker.WithTopic(t, queues))
 	}
 	c, err := fakebroker.NewCluster(opts...)
 	if err != nil {
