@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -56,7 +57,7 @@ type Config struct {
 	Tuned bool
 	// Clients to run: "rmqpush", "peer", "pop" (rmqpush consuming by POP: the fake
 	// cluster then answers as RocketMQ 5, and each of its groups is set to POP first), or
-	// a name in Workers.
+	// a name in Workers (one whose name begins with "pop" consumes by POP too).
 	Clients []string
 	// Workers are extra worker programs by client name (e.g. an rmqpush worker built
 	// from an older commit, to compare before and after in the same run); they take the
@@ -152,10 +153,13 @@ func (c *Config) check() error {
 // clientPop is the client that consumes by POP (cmd/benchpop).
 const clientPop = "pop"
 
+// isPop reports whether a client consumes by POP.
+func isPop(client string) bool { return strings.HasPrefix(client, clientPop) }
+
 // pops reports whether a client consumes by POP.
 func (c *Config) pops() bool {
 	for _, cl := range c.Clients {
-		if cl == clientPop {
+		if isPop(cl) {
 			return true
 		}
 	}

@@ -206,7 +206,7 @@ func (r *runner) brokerCPU() time.Duration {
 
 // prepareGroup sets group to POP on topic when client consumes by POP.
 func (r *runner) prepareGroup(ctx context.Context, client, group, topic string) error {
-	if client != clientPop {
+	if !isPop(client) {
 		return nil
 	}
 	return r.admin.setPop(ctx, group, topic)
@@ -378,7 +378,7 @@ func (r *runner) idleOne(ctx context.Context, c string) error {
 		// A fake of this process, so its request counters can be read; only the
 		// worker connects to it.
 		var err error
-		cluster, err = fakebroker.NewCluster(fakebroker.WithTopic(topic, r.cfg.IdleQueues), fakebroker.WithRocketMQ5(c == clientPop))
+		cluster, err = fakebroker.NewCluster(fakebroker.WithTopic(topic, r.cfg.IdleQueues), fakebroker.WithRocketMQ5(isPop(c)))
 		if err != nil {
 			return err
 		}
@@ -404,7 +404,7 @@ func (r *runner) idleOne(ctx context.Context, c string) error {
 	group := fmt.Sprintf("bench-idle-%s-%s", c, r.id)
 	args := []string{"-mode", benchkit.ModeIdle, "-namesrv", nsAddr, "-topic", topic, "-group", group,
 		"-settle", r.cfg.IdleSettle.String(), "-window", r.cfg.IdleWindow.String()}
-	if cluster != nil && c == clientPop {
+	if cluster != nil && isPop(c) {
 		if err := cluster.SetConsumeMode(group, topic, "POP", 0); err != nil {
 			return err
 		}

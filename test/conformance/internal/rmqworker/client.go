@@ -18,6 +18,8 @@ type Client struct {
 	// Pop consumes by POP: the brokers assign the queues (WithClientRebalance(false)),
 	// and the group must be set to POP on them.
 	Pop bool
+	// Extra options, applied after the others.
+	Extra []consumer.Option
 
 	pc *consumer.PushConsumer
 }
@@ -45,7 +47,7 @@ func (c *Client) Start(o benchkit.Options, sink *benchkit.Sink) error {
 	if o.ConsumeBatch > 0 {
 		opts = append(opts, consumer.WithConsumeMessageBatchMaxSize(o.ConsumeBatch))
 	}
-	pc, err := consumer.NewPushConsumer(o.Group, opts...)
+	pc, err := consumer.NewPushConsumer(o.Group, append(opts, c.Extra...)...)
 	if err != nil {
 		return err
 	}
