@@ -2,6 +2,7 @@ package offset
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -167,4 +168,22 @@ func TestLocalStoreHasNoPullCommits(t *testing.T) {
 	c, ok := s.BeginPullCommit(qa0)
 	require.False(t, ok)
 	s.EndPullCommit(c, CommitStored)
+}
+
+// dialErr is a transport error saying the connection could not be made.
+type dialErr struct{}
+
+func (dialErr) Error() string  { return "dial tcp: connection refused" }
+func (dialErr) Dialing() bool { return true }
+
+func TestAnUpdateThatNeverLeftDoesNotKeepTheQueueBusy(t *testing.T) {
+	ctx := context.Background()
+	b := newFakeBroker()
+	s := NewRemoteStore("g", b)
+	s.Update(qa0, 5, true)
+	b.updateErr["a"] = fmt.Errorf("client: update: %w", dialErr{})
+	require.Error(t, s.Flush(ctx))
+	delete(b.updateErr, "a")
+	require.NoError(t, s.Flush(ctx))
+	require.Equal(t, []message.Queue{qa0}, b.takeUpdates(), "retried at once: nothing of the first one reached the broker")
 }

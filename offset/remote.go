@@ -149,11 +149,18 @@ func (s *RemoteStore) writeAll(ctx context.Context, dirty map[message.Queue]int6
 // while after.
 func (s *RemoteStore) write(ctx context.Context, q message.Queue, e *entry, off int64) error {
 	err := s.api.UpdateConsumerOffset(ctx, s.group, q, off)
-	s.table.endWrite(e, off, err == nil, err != nil)
+	s.table.endWrite(e, off, err == nil, err != nil && !notSent(err))
 	if err != nil {
 		return fmt.Errorf("offset: persist %s offset %d of group %s: %w", q, off, s.group, err)
 	}
 	return nil
+}
+
+// notSent reports whether err says a write never reached the broker: its connection
+// could not be made (the transport's errors say so with a Dialing method).
+func notSent(err error) bool {
+	var d interface{ Dialing() bool }
+	return errors.As(err, &d) && d.Dialing()
 }
 
 // Remove forgets the in-memory offset of q.

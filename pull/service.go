@@ -416,10 +416,15 @@ func commitOutcome(err error) offset.CommitOutcome {
 		return offset.CommitStored // (before be: its address escapes, an allocation per pull)
 	}
 	var be *protocol.BrokerError
-	if errors.As(err, &be) {
+	var ce *remoting.ConnError
+	switch {
+	case errors.As(err, &be):
 		return offset.CommitNotStored
+	case errors.As(err, &ce) && ce.Dialing():
+		return offset.CommitNotStored // never sent: the broker is down
+	default:
+		return offset.CommitUnknown
 	}
-	return offset.CommitUnknown
 }
 
 // retryAfter says how long a request whose pull failed with err waits before it is

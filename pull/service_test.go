@@ -3,6 +3,7 @@ package pull
 import (
 	"context"
 	"io"
+	"net"
 	"net/netip"
 	"strconv"
 	"sync"
@@ -411,4 +412,13 @@ func TestPullCommitOnlyWithBacklog(t *testing.T) {
 	h.offsets.EndPullCommit(commit, offset.CommitNotStored)
 	require.Equal(t, offset.CommitStored, commitOutcome(nil))
 	require.Equal(t, offset.CommitUnknown, commitOutcome(&remoting.ConnError{Addr: "127.0.0.1:10911", Err: io.EOF}))
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	require.NoError(t, dead.Close())
+	rc, err := remoting.NewClient()
+	require.NoError(t, err)
+	defer rc.Close()
+	_, err = rc.Invoke(context.Background(), dead.Addr().String(), remoting.NewRequest(protocol.RequestPullMessage, nil, nil))
+	require.Error(t, err)
+	require.Equal(t, offset.CommitNotStored, commitOutcome(err), "never sent: the broker is down")
 }

@@ -381,7 +381,7 @@ func (cl *Client) dial(addr string, e *clientConn) {
 		err = ErrClosed
 	}
 	if err != nil {
-		e.err = &ConnError{Addr: addr, Err: err}
+		e.err = &ConnError{Addr: addr, Err: err, dial: true}
 		if cl.conns[addr] == e {
 			delete(cl.conns, addr)
 		}

@@ -45,7 +45,13 @@ func (e *CallError) Unwrap() error { return e.Err }
 type ConnError struct {
 	Addr string // the peer address
 	Err  error  // the cause
+	dial bool   // the connection could not be made
 }
+
+// Dialing reports whether the connection could not be made at all, so that nothing of
+// a call that failed with e reached the peer (unlike a connection lost after the call
+// was written, whose request the peer may still process).
+func (e *ConnError) Dialing() bool { return e.dial }
 
 // Error names the address and the cause.
 func (e *ConnError) Error() string {
