@@ -173,7 +173,7 @@ func TestLocalStoreHasNoPullCommits(t *testing.T) {
 // dialErr is a transport error saying the connection could not be made.
 type dialErr struct{}
 
-func (dialErr) Error() string  { return "dial tcp: connection refused" }
+func (dialErr) Error() string { return "dial tcp: connection refused" }
 func (dialErr) Dialing() bool { return true }
 
 func TestAnUpdateThatNeverLeftDoesNotKeepTheQueueBusy(t *testing.T) {
