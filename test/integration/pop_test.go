@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rmqpush/rmqpush/consumer"
+	"github.com/rmqpush/rmqpush/internal/protocol"
 	"github.com/rmqpush/rmqpush/message"
 	"github.com/rmqpush/rmqpush/test/fakebroker"
 )
@@ -107,6 +108,64 @@ func TestPopEightMembersFourQueues(t *testing.T) {
 	for i := range perMember {
 		require.Positive(t, perMember[i].Load(), "member %d consumed nothing", i)
 	}
+}
+
+// Faults on the POP requests (fakebroker faults): acks dropped for 1.5 s, pops delayed, then
+// a broker refusing BATCH_ACK_MESSAGE. Nothing is lost; a message comes twice only when
+// a dropped ack let its invisible time end, and then it comes back from the POP retry
+// topic (ReconsumeTimes 1); after the refusal the acks go one ACK_MESSAGE each.
+func TestPopUnderFaults(t *testing.T) {
+	c := popCluster(t, "popf-g", "popf-t", 4)
+	b := c.Brokers()[0]
+	_, err := b.Inject(fakebroker.Fault{Code: protocol.RequestBatchAckMessage, Drop: true, For: 1500 * time.Millisecond})
+	require.NoError(t, err)
+	_, err = b.Inject(fakebroker.Fault{Code: protocol.RequestPopMessage, Delay: 200 * time.Millisecond, Times: 10})
+	require.NoError(t, err)
+	got := newTally()
+	var mu sync.Mutex
+	reconsumed := map[string]int32{} // body: the highest ReconsumeTimes delivered
+	pc := startConsumer(t, "popf-g", "popf-t", consumer.All(),
+		popOptions(c, consumer.WithPopInvisibleTime(time.Second), consumer.WithRequestTimeout(300*time.Millisecond)),
+		func(_ context.Context, msgs []*message.Ext, _ *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
+			got.add(msgs)
+			mu.Lock()
+			for _, m := range msgs {
+				reconsumed[string(m.Body)] = max(reconsumed[string(m.Body)], m.ReconsumeTimes)
+			}
+			mu.Unlock()
+			return consumer.ConsumeSuccess
+		})
+	want := produce(t, c, "popf-t", "a", 400, "")
+	waitFor(t, 20*time.Second, "every message", func() bool { return got.distinct() == len(want) })
+	waitFor(t, 10*time.Second, "every ack", func() bool { return len(b.InflightPops("popf-g")) == 0 },
+		func() string { return formatInflight(b.InflightPops("popf-g")) })
+
+	_, err = b.Inject(fakebroker.Fault{Code: protocol.RequestBatchAckMessage, Fail: protocol.ResponseRequestCodeNotSupported})
+	require.NoError(t, err)
+	more := produce(t, c, "popf-t", "b", 400, "")
+	want = append(want, more...)
+	waitFor(t, 20*time.Second, "every message", func() bool { return got.distinct() == len(want) })
+	waitFor(t, 10*time.Second, "every ack", func() bool { return len(b.InflightPops("popf-g")) == 0 },
+		func() string { return formatInflight(b.InflightPops("popf-g")) })
+	st := pc.Stats().Pop
+	shutdown(t, pc)
+
+	missing, dups := got.check(want)
+	got.mu.Lock()
+	twice := 0
+	for body, n := range got.counts {
+		if n > 1 {
+			twice++
+			require.Positive(t, reconsumed[body], "%s came %d times, never from the retry topic", body, n)
+		}
+	}
+	got.mu.Unlock()
+	t.Logf("POP under faults, %d messages: %d lost, %d duplicates (%d messages, each back from the retry topic), acks failed %d, late %d; %d BATCH_ACK and %d ACK requests",
+		len(want), missing, dups, twice, st.AckFailed, st.LateAcks, st.Requests.BatchAcks, st.Requests.Acks)
+	require.Zero(t, missing)
+	require.Positive(t, st.AckFailed, "the dropped acks failed")
+	require.LessOrEqual(t, int64(dups), st.AckFailed, "a duplicate only for an ack that failed")
+	require.Positive(t, st.Requests.Acks, "single acks after BATCH_ACK was refused")
 }
 
 func counts(v []atomic.Int64) []int64 {
