@@ -238,10 +238,13 @@ func TestPeerStopsReading(t *testing.T) {
 		require.ErrorAs(t, err, &connErr)
 	}
 
+	// The connection fails by its write deadline, or first by the stall rule (the 50 ms
+	// call timed out with nothing received on the connection): either way at once, and
+	// with every pending call.
 	cause := <-closed
 	var ne net.Error
-	require.ErrorAs(t, cause, &ne)
-	require.True(t, ne.Timeout(), "write deadline: %v", cause)
+	require.True(t, errors.Is(cause, ErrStalled) || (errors.As(cause, &ne) && ne.Timeout()),
+		"closed for the write deadline or as stalled: %v", cause)
 	for range n {
 		err := <-errs
 		var connErr *ConnError
