@@ -222,42 +222,12 @@ func (s *PopService) Counters() *PopCounters { return &s.counters }
 // Pending returns the number of pop requests queued or waiting for a delay.
 func (s *PopService) Pending() int { return s.queue.len() }
 
-func (s *PopService) isStopped() bool {
-	select {
-	case <-s.stopped:
-		return true
-	default:
-		return false
-	}
-}
+func (s *PopService) isStopped() bool { return isClosed(s.stopped) }
 
+// run is the pop service goroutine.
 func (s *PopService) run() {
 	defer close(s.done)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	var batch []*popPipe
-	for {
-		var next time.Time
-		batch, next = s.queue.take(batch[:0], time.Now())
-		for i, r := range batch {
-			batch[i] = nil
-			if s.isStopped() {
-				return
-			}
-			s.pop(r)
-		}
-		if !next.IsZero() {
-			timer.Reset(time.Until(next))
-		}
-		select {
-		case <-s.stopped:
-			return
-		case <-s.queue.ready:
-		case <-timer.C:
-		}
-		timer.Stop()
-	}
+	s.queue.serve(s.stopped, s.pop)
 }
 
 // pop applies flow control to p's request and sends its pop, or puts it back for later

@@ -74,6 +74,48 @@ func (q *requestQueue[R]) take(buf []R, now time.Time) ([]R, time.Time) {
 	return buf, next
 }
 
+// serve is a service goroutine's loop: it hands each request to handle when it is due,
+// one at a time, and otherwise waits for a signal on ready or for one timer set to the
+// next delayed request, until stopped is closed.
+func (q *requestQueue[R]) serve(stopped <-chan struct{}, handle func(R)) {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	var batch []R
+	var none R
+	for {
+		var next time.Time
+		batch, next = q.take(batch[:0], time.Now())
+		for i, r := range batch {
+			batch[i] = none // the buffer must not keep a dropped request alive
+			if isClosed(stopped) {
+				return
+			}
+			handle(r)
+		}
+		if !next.IsZero() {
+			timer.Reset(time.Until(next))
+		}
+		select {
+		case <-stopped:
+			return
+		case <-q.ready:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
 // close refuses further requests and drops the queued ones.
 func (q *requestQueue[R]) close() {
 	q.mu.Lock()

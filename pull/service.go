@@ -109,43 +109,12 @@ func (s *Service) SubmitLater(r *Request, d time.Duration) {
 	s.queue.addLater(r, time.Now().Add(d))
 }
 
-func (s *Service) isStopped() bool {
-	select {
-	case <-s.stopped:
-		return true
-	default:
-		return false
-	}
-}
+func (s *Service) isStopped() bool { return isClosed(s.stopped) }
 
 // run is the service goroutine.
 func (s *Service) run() {
 	defer close(s.done)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	var batch []*Request
-	for {
-		var next time.Time
-		batch, next = s.queue.take(batch[:0], time.Now())
-		for i, r := range batch {
-			batch[i] = nil
-			if s.isStopped() {
-				return
-			}
-			s.pull(r)
-		}
-		if !next.IsZero() {
-			timer.Reset(time.Until(next))
-		}
-		select {
-		case <-s.stopped:
-			return
-		case <-s.queue.ready:
-		case <-timer.C:
-		}
-		timer.Stop()
-	}
+	s.queue.serve(s.stopped, s.pull)
 }
 
 // pull applies flow control to r and sends its pull, or puts it back for later.
