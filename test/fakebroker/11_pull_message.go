@@ -98,9 +98,7 @@ func (b *Broker) pullInto(sc conn, req *remoting.Command, h *protocol.PullMessag
 	}
 	if h.QueueID < 0 || h.QueueID >= t.read {
 		b.mu.Unlock()
-		return pullError(req, protocol.ResponseSystemError, fmt.Sprintf(
-			"queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[/%s]",
-			h.QueueID, h.Topic, t.read, sc.RemoteAddr())), nil
+		return pullError(req, protocol.ResponseSystemError, illegalQueueRemark(sc, h.Topic, h.QueueID, t.read)), nil
 	}
 	f, refused, remark := b.pullFilter(h, hasSub) // filter.go
 	if f == nil {
@@ -248,3 +246,9 @@ func (b *Broker) commitOffset(group, topic string, queueID int32, offset int64) 
 
 // maxOffsetEntries bounds the committed offsets a broker keeps.
 const maxOffsetEntries = 1 << 22
+
+// illegalQueueRemark is the broker's remark for a queue id the topic does not have.
+func illegalQueueRemark(sc conn, topic string, queueID, readQueues int32) string {
+	return fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[/%s]",
+		queueID, topic, readQueues, sc.RemoteAddr())
+}

@@ -1,7 +1,6 @@
 package fakebroker
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -82,8 +81,7 @@ func (b *Broker) pop1(sc conn, req *remoting.Command, h *protocol.PopMessageRequ
 	}
 	if h.QueueID >= t.read {
 		b.mu.Unlock()
-		return newResponse(req, protocol.ResponseInvalidParameter, fmt.Sprintf(
-			"queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[/%s]", h.QueueID, h.Topic, t.read, sc.RemoteAddr()))
+		return newResponse(req, protocol.ResponseInvalidParameter, illegalQueueRemark(sc, h.Topic, h.QueueID, t.read))
 	}
 	f, code, remark := b.popFilter(h)
 	if f == nil {

@@ -30,21 +30,29 @@ func (b *Broker) ackMessage(sc conn, req *remoting.Command) *remoting.Command {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	t := b.topics[h.Topic]
-	if t == nil {
-		return newResponse(req, protocol.ResponseTopicNotExist, "topic["+h.Topic+"] not exist, apply first please! "+faqSuffix)
+	q, refused := b.handledQueue(sc, req, h.Topic, h.QueueID)
+	if refused != nil {
+		return refused
 	}
-	if h.QueueID < 0 || h.QueueID >= t.read {
-		return newResponse(req, protocol.ResponseMessageIllegal, fmt.Sprintf(
-			"queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[/%s]", h.QueueID, h.Topic, t.read, sc.RemoteAddr()))
-	}
-	q := t.queue(h.QueueID)
 	if h.Offset < q.minOffset() || h.Offset > q.maxOffset() {
 		return newResponse(req, protocol.ResponseNoMessage, fmt.Sprintf("offset is illegal, key:%s@%d, commit:%d, store:%d~%d",
 			h.Topic, h.QueueID, h.Offset, q.minOffset(), q.maxOffset()))
 	}
 	b.ack(popKey{group: h.ConsumerGroup, topic: h.Topic, queue: h.QueueID}, e.CkQueueOffset, e.PopTime, h.Offset)
 	return newResponse(req, protocol.ResponseSuccess, "")
+}
+
+// handledQueue returns the queue an ack or an invisible-time change names, or 5.3.3's
+// answer when its topic or queue does not exist. b.mu must be held.
+func (b *Broker) handledQueue(sc conn, req *remoting.Command, topic string, queueID int32) (*consumeQueue, *remoting.Command) {
+	t := b.topics[topic]
+	if t == nil {
+		return nil, newResponse(req, protocol.ResponseTopicNotExist, "topic["+topic+"] not exist, apply first please! "+faqSuffix)
+	}
+	if queueID < 0 || queueID >= t.read {
+		return nil, newResponse(req, protocol.ResponseMessageIllegal, illegalQueueRemark(sc, topic, queueID, t.read))
+	}
+	return t.queue(queueID), nil
 }
 
 func (b *Broker) batchAckMessage(sc conn, req *remoting.Command) *remoting.Command {

@@ -1,8 +1,6 @@
 package fakebroker
 
 import (
-	"fmt"
-
 	"github.com/rmqpush/rmqpush/internal/protocol"
 	"github.com/rmqpush/rmqpush/remoting"
 )
@@ -34,15 +32,10 @@ func (b *Broker) changeInvisibleTime(sc conn, req *remoting.Command) *remoting.C
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	t := b.topics[h.Topic]
-	if t == nil {
-		return newResponse(req, protocol.ResponseTopicNotExist, "topic["+h.Topic+"] not exist, apply first please! "+faqSuffix)
+	q, refused := b.handledQueue(sc, req, h.Topic, h.QueueID)
+	if refused != nil {
+		return refused
 	}
-	if h.QueueID < 0 || h.QueueID >= t.read {
-		return newResponse(req, protocol.ResponseMessageIllegal, fmt.Sprintf(
-			"queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[/%s]", h.QueueID, h.Topic, t.read, sc.RemoteAddr()))
-	}
-	q := t.queue(h.QueueID)
 	if h.Offset < q.minOffset() || h.Offset >= q.maxOffset() {
 		return newResponse(req, protocol.ResponseNoMessage, remarkNotSet)
 	}
