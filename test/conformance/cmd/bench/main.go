@@ -57,6 +57,7 @@ func run(args []string) error {
 	realistic := fs.Bool("realistic", false, "the fake broker as a real one behaves on a small machine: -pull-service-time 300us -busy-core")
 	fs.DurationVar(&cfg.PullServiceTime, "pull-service-time", 0, "fake cluster: answer each pull this long after it arrived")
 	fs.BoolVar(&cfg.BusyCore, "busy-core", false, "keep one core busy with another process during the consume and latency scenarios")
+	fs.IntVar(&cfg.WorkerGOMAXPROCS, "worker-gomaxprocs", 0, "GOMAXPROCS of the clients' worker processes (0: Go's default)")
 	fs.StringVar(&cfg.ProfileDir, "profiles", "", "write CPU and allocation profiles of each rmqpush consume run here")
 	workers := workerFlags{}
 	fs.Var(workers, "worker", "an extra worker program, name=path (repeatable); add name to -clients")

@@ -44,6 +44,10 @@ type Config struct {
 	// BusyCore runs a process that keeps one core busy (cmd/benchburn) during the
 	// consume and latency scenarios, as a real broker's JVM does on a small machine.
 	BusyCore bool
+	// WorkerGOMAXPROCS, when positive, is the GOMAXPROCS of every client's worker
+	// process (not of the fake cluster's): a service sharing a small machine with its
+	// broker may set it so.
+	WorkerGOMAXPROCS int
 
 	// Scenarios to run: any of "consume", "latency", "idle".
 	Scenarios []string

@@ -5,20 +5,26 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rmqpush/rmqpush/test/conformance/internal/benchkit"
 )
 
-// runWorker runs one worker program with args; onLine gets every line it prints before
-// its result (ready, window-start, window-end). It returns the worker's result.
-func runWorker(ctx context.Context, bin string, args []string, timeout time.Duration, log io.Writer,
+// runWorker runs one worker program with args, and env added to this process's
+// environment; onLine gets every line it prints before its result (ready, window-start,
+// window-end). It returns the worker's result.
+func runWorker(ctx context.Context, bin string, args, env []string, timeout time.Duration, log io.Writer,
 	onLine func(string)) (benchkit.Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout+30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stderr = prefixWriter(log, "  "+binName(bin)+": ")
 	cmd.WaitDelay = 10 * time.Second
 	stdout, err := cmd.StdoutPipe()
@@ -70,4 +76,12 @@ func binName(bin string) string {
 		return bin[i+1:]
 	}
 	return bin
+}
+
+// workerEnv is what every worker's environment adds to this process's.
+func (r *runner) workerEnv() []string {
+	if r.cfg.WorkerGOMAXPROCS > 0 {
+		return []string{"GOMAXPROCS=" + strconv.Itoa(r.cfg.WorkerGOMAXPROCS)}
+	}
+	return nil
 }
