@@ -126,3 +126,17 @@ func (c *Config) check() error {
 	}
 	return nil
 }
+
+// setDefaults fills what a Config or PopConfig may leave nil: no logging, a fresh
+// decoder, a consumer never paused.
+func setDefaults(log *logging.Logger, dec **message.Decoder, paused *func() bool) {
+	if *log == nil {
+		*log = logging.Nop()
+	}
+	if *dec == nil {
+		*dec = &message.Decoder{}
+	}
+	if *paused == nil {
+		*paused = func() bool { return false }
+	}
+}

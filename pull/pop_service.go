@@ -161,15 +161,7 @@ func NewPopService(cfg PopConfig) (*PopService, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = logging.Nop()
-	}
-	if cfg.Decoder == nil {
-		cfg.Decoder = &message.Decoder{}
-	}
-	if cfg.Paused == nil {
-		cfg.Paused = func() bool { return false }
-	}
+	setDefaults(&cfg.Logger, &cfg.Decoder, &cfg.Paused)
 	s := &PopService{
 		cfg:     cfg,
 		log:     cfg.Logger,

@@ -59,15 +59,7 @@ func New(cfg Config) (*Service, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = logging.Nop()
-	}
-	if cfg.Decoder == nil {
-		cfg.Decoder = &message.Decoder{}
-	}
-	if cfg.Paused == nil {
-		cfg.Paused = func() bool { return false }
-	}
+	setDefaults(&cfg.Logger, &cfg.Decoder, &cfg.Paused)
 	return &Service{
 		cfg:     cfg,
 		log:     cfg.Logger,
