@@ -157,3 +157,37 @@ func TestLocalStoreRemoveEndsAFreeze(t *testing.T) {
 	s.Update(qa0, 9, true)
 	require.Equal(t, int64(9), s.Table()[qa0])
 }
+
+func TestLocalStoreReadTypes(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := NewLocalStore(dir, "c", "g")
+	require.NoError(t, err)
+	s.Update(qa0, 5, true)
+	require.NoError(t, s.PersistAll(ctx, []message.Queue{qa0}))
+	s.Update(qa0, 7, true) // in memory only
+
+	off, err := s.Read(ctx, qa0, ReadFromMemory)
+	require.NoError(t, err)
+	require.Equal(t, int64(7), off)
+	off, err = s.Read(ctx, qa0, MemoryFirstThenStore)
+	require.NoError(t, err)
+	require.Equal(t, int64(7), off)
+	off, err = s.Read(ctx, qa0, ReadFromStore)
+	require.NoError(t, err)
+	require.Equal(t, int64(5), off, "the file's, not memory's")
+
+	// A queue only the file knows: from memory there is none; memory first falls back
+	// to the file.
+	other, err := NewLocalStore(dir, "c", "g")
+	require.NoError(t, err)
+	off, err = other.Read(ctx, qa0, ReadFromMemory)
+	require.NoError(t, err)
+	require.Equal(t, NoOffset, off)
+	off, err = other.Read(ctx, qa0, MemoryFirstThenStore)
+	require.NoError(t, err)
+	require.Equal(t, int64(5), off)
+
+	_, err = s.Read(ctx, qa0, ReadType(9))
+	require.ErrorContains(t, err, "unknown read type 9")
+}

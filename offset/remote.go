@@ -48,17 +48,8 @@ func (s *RemoteStore) UpdateAndFreeze(q message.Queue, offset int64) {
 
 // Read returns the offset of q; see Store. Reading from the store asks the broker.
 func (s *RemoteStore) Read(ctx context.Context, q message.Queue, how ReadType) (int64, error) {
-	switch how {
-	case ReadFromMemory, MemoryFirstThenStore:
-		if off, ok := s.table.get(q); ok {
-			return off, nil
-		}
-		if how == ReadFromMemory {
-			return NoOffset, nil
-		}
-	case ReadFromStore:
-	default:
-		return 0, fmt.Errorf("offset: unknown read type %d", how)
+	if off, store, err := s.table.readMemory(q, how); !store {
+		return off, err
 	}
 	off, found, err := s.api.QueryConsumerOffset(ctx, s.group, q)
 	if err != nil {

@@ -1,6 +1,7 @@
 package offset
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -78,6 +79,23 @@ func (t *table) get(q message.Queue) (int64, bool) {
 		return e.offset, true
 	}
 	return 0, false
+}
+
+// readMemory is the part of Store.Read both stores share: for ReadFromMemory and
+// MemoryFirstThenStore the in-memory offset when there is one; for ReadFromMemory
+// without one, NoOffset. store is true when the caller must read its backing store.
+func (t *table) readMemory(q message.Queue, how ReadType) (off int64, store bool, err error) {
+	switch how {
+	case ReadFromMemory, MemoryFirstThenStore:
+		if off, ok := t.get(q); ok {
+			return off, false, nil
+		}
+		return NoOffset, how == MemoryFirstThenStore, nil
+	case ReadFromStore:
+		return 0, true, nil
+	default:
+		return 0, false, fmt.Errorf("offset: unknown read type %d", how)
+	}
 }
 
 // dirty returns the offsets of qs that changed since their last successful persist; with
