@@ -28,7 +28,8 @@ import (
 // group back to PULL) consumes it, so messages revived there while the group popped are
 // not left behind (PopRetryTopic). Unlike Java, a broker that does not know
 // QUERY_ASSIGNMENT (REQUEST_CODE_NOT_SUPPORTED: a 4.x broker) makes the topic fall back
-// to client rebalancing, where Java would consume nothing.
+// to client rebalancing for good, where Java would consume nothing; the topic's POP
+// queues are dropped then, so no queue is both popped and pulled.
 
 // Assigner asks the brokers for this client's queues (the client instance).
 type Assigner interface {
@@ -79,6 +80,13 @@ func (r *Rebalancer) rebalanceByBroker(ctx context.Context, topic string) {
 		r.mu.Lock()
 		r.clientSide[topic] = true
 		r.mu.Unlock()
+		// From now on this client pulls the topic's queues: the queues it popped so far
+		// must stop being popped, or their messages would be consumed twice, by pops and
+		// by pulls; what was revived for POP is consumed by pulling, as when the
+		// operator sets the group back to PULL.
+		if r.updatePop(topic, nil) && r.cfg.PopRetryTopic != nil && !strings.HasPrefix(topic, client.RetryTopicPrefix) {
+			r.cfg.PopRetryTopic(topic, true)
+		}
 		r.rebalanceTopic(ctx, topic)
 		return
 	case errors.Is(err, client.ErrNoAssignment):

@@ -98,10 +98,15 @@ func TestBrokerAssignsPullAndPopQueues(t *testing.T) {
 // itself from then on.
 func TestBrokerAssignmentFailures(t *testing.T) {
 	as := &assigner{by: map[string][]protocol.QueueAssignment{}}
-	h := newHarness(t, func(c *Config) { c.Assigner, c.PopPuller = as, &popPuller{} })
+	retryTopics := map[string]bool{}
+	h := newHarness(t, func(c *Config) {
+		c.Assigner, c.PopPuller = as, &popPuller{}
+		c.PopRetryTopic = func(topic string, on bool) { retryTopics[topic] = on }
+	})
 	as.set("t", pop("t", "a", -1))
 	h.r.Rebalance(context.Background())
 	require.Len(t, h.r.PopRequests(), 1)
+	popped := h.r.PopRequests()[0]
 
 	as.err = client.ErrNoAssignment
 	h.r.Rebalance(context.Background())
@@ -114,6 +119,9 @@ func TestBrokerAssignmentFailures(t *testing.T) {
 	require.Equal(t, []message.Queue{{Topic: "t", BrokerName: "a", QueueID: 0}, {Topic: "t", BrokerName: "a", QueueID: 1},
 		{Topic: "t", BrokerName: "a", QueueID: 2}, {Topic: "t", BrokerName: "a", QueueID: 3}}, filterTopic(h.r.Queues(), "t"),
 		"allocated here, as without an Assigner")
+	require.Empty(t, h.r.PopRequests(), "pulled now, so no longer popped: its messages would be consumed twice")
+	require.True(t, popped.PQ.Dropped())
+	require.Equal(t, map[string]bool{"t": true}, retryTopics, "what was revived for POP is pulled")
 	h.r.Rebalance(context.Background())
 	require.Equal(t, calls, as.calls, "not asked again")
 }
