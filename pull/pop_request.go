@@ -35,4 +35,5 @@ type popPipe struct {
 	r        *PopRequest
 	sent     time.Time                      // when its pop in flight was sent
 	onAnswer func(*client.PopResult, error) // made once: no closure per pop
+	early    int                            // NOT_FOUND answers in a row that came long before the poll time
 }

@@ -2,6 +2,7 @@ package pull
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -303,6 +304,7 @@ func (s *PopService) answer(p *popPipe, res *client.PopResult, err error) {
 	}
 	switch res.Status {
 	case client.PopFound:
+		p.early = 0
 		n := s.found(p, res)
 		s.report(r, rt, n, nil)
 		if s.cfg.Interval > 0 {
@@ -313,12 +315,38 @@ func (s *PopService) answer(p *popPipe, res *client.PopResult, err error) {
 	case client.PopNotFound:
 		s.counters.PopsNotFound.Add(1)
 		s.report(r, rt, 0, nil)
-		s.again(p, 0)
+		s.again(p, s.notFoundDelay(p, rt))
 	default: // PopPollingFull
 		s.counters.PollingFull.Add(1)
 		s.report(r, rt, 0, nil)
 		s.again(p, DelayError)
 	}
+}
+
+// earlyNotFoundDelay is the first delay after NOT_FOUND answers that keep coming long
+// before the poll time; it doubles with each one up to DelayError.
+const earlyNotFoundDelay = 50 * time.Millisecond
+
+// notFoundDelay is how long p waits before popping again after a NOT_FOUND answer that
+// came rt after its pop was sent. A broker holds a pop that finds nothing for the poll
+// time, so the next pop goes at once. One that answers at once, pop after pop, is not
+// long polling: a 5.x broker answers POLLING_TIMEOUT at once ("timeout too much") when
+// this client's clock is behind its own by more than the poll time, and popping again
+// at once would loop at round-trip speed on both sides. The first early answer is
+// followed at once (a held pop woken for a message another pop took first ends early
+// too); from the second in a row on, p waits, and a warning says why.
+func (s *PopService) notFoundDelay(p *popPipe, rt time.Duration) time.Duration {
+	if s.cfg.PollTime == 0 || rt >= s.cfg.PollTime/2 {
+		p.early = 0
+		return 0
+	}
+	p.early++
+	if p.early == 1 {
+		return 0
+	}
+	s.logLimited(&s.failureLog, logging.LevelWarn, fmt.Sprintf(
+		"the broker answers pops %v after they are sent, not after the poll time (%v): is this client's clock behind the broker's? popping more slowly", rt, s.cfg.PollTime), p.r, nil)
+	return min(earlyNotFoundDelay<<min(p.early-2, 5), DelayError)
 }
 
 // again pops p again after d, from this goroutine when d is 0 (see Service.pullNow),

@@ -373,3 +373,29 @@ func TestPopServiceRefusesAnswerWithoutHandles(t *testing.T) {
 	require.Empty(t, h.disp.batches)
 	require.Zero(t, h.req.PQ.Count())
 }
+
+// NOT_FOUND answers that keep coming long before the poll time (a 5.x broker whose
+// clock is ahead of the client's by more than the poll time answers each pop at once)
+// slow the pops down instead of looping at round-trip speed.
+func TestPopServiceEarlyNotFoundBacksOff(t *testing.T) {
+	h := newPopHarness(t, nil)
+	h.svc.Submit(h.req)
+	h.nextPop(t).cb(&client.PopResult{Status: client.PopNotFound}, nil) // the first early one: again at once
+	c := h.nextPop(t)
+	start := time.Now()
+	c.cb(&client.PopResult{Status: client.PopNotFound}, nil)
+	h.nextPop(t)
+	require.GreaterOrEqual(t, time.Since(start), earlyNotFoundDelay, "the second in a row waits")
+
+	s := &PopService{cfg: PopConfig{PollTime: 15 * time.Second}}
+	p := &popPipe{r: h.req}
+	var got []time.Duration
+	for range 9 {
+		got = append(got, s.notFoundDelay(p, time.Millisecond))
+	}
+	ms := time.Millisecond
+	require.Equal(t, []time.Duration{0, 50 * ms, 100 * ms, 200 * ms, 400 * ms, 800 * ms, DelayError, DelayError, DelayError}, got)
+	require.Zero(t, s.notFoundDelay(p, 8*time.Second), "held for more than half the poll time: long polling works")
+	require.Zero(t, s.notFoundDelay(p, time.Millisecond), "counting starts again")
+	require.Equal(t, 50*ms, s.notFoundDelay(p, time.Millisecond))
+}
