@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/base64"
 	"fmt"
+	"strconv"
 )
 
 // BatchAckRequest is the body of BATCH_ACK_MESSAGE (200151), Java 5.3.3's
@@ -70,6 +71,13 @@ func bitSetBytes(bits []uint64) []byte {
 	return out
 }
 
+// maxBatchAcks bounds the acks of one BatchAckRequest a peer may send (Java's has no
+// bound; our client's acker flushes at 64 messages, pull's maxAckBatch). Each ack
+// re-encodes as 19 JSON values, so the bound also keeps every request that decodes
+// re-encodable into a body Parse accepts (MaxValues): without it, 2-byte acks ({}) that
+// expand to ~80 bytes each made a 330 KB body decode into one that no longer parsed.
+const maxBatchAcks = 1 << 12
+
 // maxBatchAckBits bounds the bit set of one BatchAck a peer may send (Java's
 // BitSet.valueOf has no bound; a pop spans at most a few thousand offsets).
 const maxBatchAckBits = 1 << 16
@@ -136,7 +144,9 @@ func (b *BatchAckRequest) Decode(data []byte) error {
 		case "brokerName":
 			b.BrokerName, err = v.Str()
 		case "acks":
-			if !v.IsNull() {
+			if v.Len() > maxBatchAcks {
+				err = v.errorf("more than " + strconv.Itoa(maxBatchAcks) + " acks")
+			} else if !v.IsNull() {
 				b.Acks, err = arrayOf(v, decodeBatchAck)
 			}
 		}

@@ -341,3 +341,28 @@ func TestJavaStringHash(t *testing.T) {
 		require.Equal(t, tt.want, JavaStringHash(tt.in), tt.in)
 	}
 }
+
+// emptyAcks is a BatchAckRequest body with n empty acks ({}), each of which re-encodes
+// to about 80 bytes and 19 JSON values.
+func emptyAcks(n int) []byte {
+	return []byte(`{"acks":[` + strings.TrimSuffix(strings.Repeat("{},", n), ",") + `]}`)
+}
+
+// A BatchAckRequest with more acks than any client sends is refused, naming the limit:
+// before the limit, 110,377 empty acks (a 331 KB body) decoded into a request whose
+// re-encoding held more than MaxValues values, so the decoder accepted what its own
+// encoder could not round-trip (FuzzBatchAck's invariant).
+func TestBatchAckRequestAckLimit(t *testing.T) {
+	var b BatchAckRequest
+	require.NoError(t, b.Decode(emptyAcks(maxBatchAcks)))
+	require.Len(t, b.Acks, maxBatchAcks)
+	var back BatchAckRequest
+	require.NoError(t, back.Decode(b.Encode(StyleStandard)), "the largest accepted request round-trips")
+
+	for _, n := range []int{maxBatchAcks + 1, (MaxValues-5)/19 + 1} {
+		err := b.Decode(emptyAcks(n))
+		require.ErrorContains(t, err, "acks: json: offset 8: more than 4096 acks", "%d acks", n)
+		var je *JSONError
+		require.ErrorAs(t, err, &je)
+	}
+}
