@@ -66,8 +66,13 @@ func FuzzFrameReaderChunks(f *testing.F) {
 			want, wantErr := whole.Read()
 			got, err := pieces.Read()
 			for isTimeout(err) {
+				// A plain comparison, not require.LessOrEqual: this runs once per timeout,
+				// up to once per input byte, and testify's reflection made it 80% of the
+				// target's time (4 s for a 1 MiB input timing out before every byte).
 				if n, _, partial := pieces.Partial(); partial {
-					require.LessOrEqual(t, cap(pieces.part), max(2*n, frameChunk+frameReadBufferSize))
+					if held, limit := cap(pieces.part), max(2*n, frameChunk+frameReadBufferSize); held > limit {
+						t.Fatalf("holding %d bytes for a frame of which %d arrived (limit %d)", held, n, limit)
+					}
 				}
 				got, err = pieces.Read()
 			}
