@@ -29,7 +29,7 @@ func unlock(cl *client, addr, group, clientID string, mqs ...message.Queue) {
 
 func TestLocks(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, WithTopic("T", 4), WithLockExpiry(500*time.Millisecond))
+	c := startCluster(t, WithTopic("T", 4), WithLockExpiry(time.Second))
 	b := c.Broker("broker-a")
 	cl := newClient(t)
 	q := func(id int32) message.Queue { return message.Queue{Topic: "T", BrokerName: "broker-a", QueueID: id} }
@@ -43,8 +43,9 @@ func TestLocks(t *testing.T) {
 	// c1 stops renewing: once expired, c2 takes them.
 	require.Eventually(t, func() bool { return len(b.Locks("G")) == 0 }, callTimeout, 5*time.Millisecond)
 	require.Equal(t, []message.Queue{q(0)}, lock(cl, b.Addr(), "G", "c2", q(0)))
-	// Renewing keeps a lock alive past the expiry.
-	deadline := time.Now().Add(time.Second)
+	// Renewing keeps a lock alive past the expiry. (An expiry of a second leaves a loaded
+	// machine time for each round of renewal.)
+	deadline := time.Now().Add(1500 * time.Millisecond)
 	for time.Now().Before(deadline) {
 		require.Equal(t, []message.Queue{q(0)}, lock(cl, b.Addr(), "G", "c2", q(0)))
 		require.Empty(t, lock(cl, b.Addr(), "G", "c1", q(0)))

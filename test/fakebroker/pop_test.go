@@ -56,7 +56,10 @@ func TestPopReviveAndAck(t *testing.T) {
 	b := c.Broker("broker-5a")
 	addr := b.Addr()
 	produceN(t, c, "GoldenPopTopic", 8)
-	first := popAll(t, cl, addr, "G", "GoldenPopTopic", 80*time.Millisecond, 8)
+	// The pops and the acks must come within the invisible time: long enough for a loaded
+	// machine (with 80 ms, an ack could come after the revive).
+	const invisible = 500 * time.Millisecond
+	first := popAll(t, cl, addr, "G", "GoldenPopTopic", invisible, 8)
 	require.Len(t, b.InflightPops("G"), 4)
 	var kept []popped
 	for i, p := range first {
@@ -77,7 +80,7 @@ func TestPopReviveAndAck(t *testing.T) {
 		require.Equal(t, int64(2), off, "queue %d: every checkpoint done", q)
 	}
 
-	again := popAll(t, cl, addr, "G", "GoldenPopTopic", 80*time.Millisecond, 4)
+	again := popAll(t, cl, addr, "G", "GoldenPopTopic", invisible, 4)
 	var bodies []string
 	for _, p := range again {
 		require.Equal(t, int32(1), p.msg.ReconsumeTimes)
@@ -125,23 +128,28 @@ func TestPopDisjointAndChangeInvisibleTime(t *testing.T) {
 	}
 	require.Len(t, all, 64)
 
+	// The new invisible time is long enough for the ack below to come within it on a
+	// loaded machine (with 60 ms, and the new handle acked after the 63 others, it came
+	// late under load and the message revived).
+	const invisible = 300 * time.Millisecond
 	p := all[0]
-	h := protocol.ChangeInvisibleTimeRequest{InvisibleTime: 60, QueueID: p.handle.QueueID, Offset: p.handle.QueueOffset,
+	changed := time.Now()
+	h := protocol.ChangeInvisibleTimeRequest{InvisibleTime: invisible.Milliseconds(), QueueID: p.handle.QueueID, Offset: p.handle.QueueOffset,
 		Topic: "GoldenPopTopic", ConsumerGroup: "G", ExtraInfo: p.handle.String()}
 	resp := a.invoke(addr, remoting.NewRequest(protocol.RequestChangeMessageInvisibleTime, h.Encode(), nil))
 	require.Equal(t, protocol.ResponseSuccess, resp.Code)
 	require.Equal(t, remarkNotSet, resp.Remark)
 	var ch protocol.ChangeInvisibleTimeResponse
 	require.NoError(t, ch.Decode(resp.ExtFields))
-	require.Equal(t, int64(60), ch.InvisibleTime)
+	require.Equal(t, invisible.Milliseconds(), ch.InvisibleTime)
 	// The old handle is acked; acking the new one within its time prevents the revive.
 	fresh := p.handle
 	fresh.CkQueueOffset, fresh.PopTime, fresh.InvisibleTime = p.handle.QueueOffset, ch.PopTime, ch.InvisibleTime
+	require.Equal(t, protocol.ResponseSuccess, a.invoke(addr, ackRequest("G", "GoldenPopTopic", popped{p.msg, fresh})).Code)
 	for _, q := range all[1:] {
 		require.Equal(t, protocol.ResponseSuccess, a.invoke(addr, ackRequest("G", "GoldenPopTopic", q)).Code)
 	}
-	require.Equal(t, protocol.ResponseSuccess, a.invoke(addr, ackRequest("G", "GoldenPopTopic", popped{p.msg, fresh})).Code)
-	time.Sleep(150 * time.Millisecond) // past the new invisible time: nothing revives
+	time.Sleep(time.Until(changed.Add(invisible + 150*time.Millisecond))) // past the new invisible time: nothing revives
 	require.Empty(t, b.PopRetryMessages("G", "GoldenPopTopic"))
 	require.Empty(t, b.InflightPops("G"))
 
@@ -159,7 +167,7 @@ func TestPopLongPolling(t *testing.T) {
 	b := c.Broker("broker-5a")
 	addr := b.Addr()
 	ch := cl.async(addr, popRequest("G", "GoldenPopTopic", -1, time.Minute, 5*time.Second))
-	require.Eventually(t, func() bool { return b.HeldPulls() == 1 }, time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return b.HeldPulls() == 1 }, callTimeout, time.Millisecond)
 	notAnswered(t, ch)
 	produceN(t, c, "GoldenPopTopic", 1)
 	_, msgs := popAnswer(t, await(t, ch))
@@ -167,12 +175,17 @@ func TestPopLongPolling(t *testing.T) {
 	require.Zero(t, b.HeldPulls())
 
 	// A pop of one queue is not woken by another queue's message.
-	ch = cl.async(addr, popRequest("G", "GoldenPopTopic", 3, time.Minute, 300*time.Millisecond))
-	require.Eventually(t, func() bool { return b.HeldPulls() == 1 }, time.Second, time.Millisecond)
+	// (Checked by the time of the answer, not with notAnswered: a loaded machine may reach
+	// it near the poll time. The broker holds until bornTime + pollTime in milliseconds,
+	// so the answer may come a millisecond or two short of start + poll.)
+	const poll = 300 * time.Millisecond
+	start := time.Now()
+	ch = cl.async(addr, popRequest("G", "GoldenPopTopic", 3, time.Minute, poll))
+	require.Eventually(t, func() bool { return b.HeldPulls() == 1 }, callTimeout, time.Millisecond)
 	_, err := b.Produce("GoldenPopTopic", 0, &message.Message{Body: []byte("q0")})
 	require.NoError(t, err)
-	notAnswered(t, ch)
 	resp := await(t, ch)
+	require.GreaterOrEqual(t, time.Since(start), poll-10*time.Millisecond, "answered before its poll time")
 	require.Equal(t, protocol.ResponsePollingTimeout, resp.Code)
 	require.Equal(t, "NO_MESSAGE_IN_QUEUE", resp.Remark)
 
@@ -274,7 +287,10 @@ func TestPopBatchAck(t *testing.T) {
 	b := c.Broker("broker-5a")
 	addr := b.Addr()
 	produceN(t, c, "GoldenPopTopic", 40)
-	msgs := popAll(t, cl, addr, "G", "GoldenPopTopic", 100*time.Millisecond, 40)
+	// Long enough that every pop and the ack come within it on a loaded machine.
+	const invisible = 500 * time.Millisecond
+	poppedAt := time.Now()
+	msgs := popAll(t, cl, addr, "G", "GoldenPopTopic", invisible, 40)
 	body := protocol.BatchAckRequest{BrokerName: "broker-5a"}
 	index := map[[3]int64]int{}
 	for _, p := range msgs {
@@ -292,7 +308,7 @@ func TestPopBatchAck(t *testing.T) {
 	resp := cl.invoke(addr, remoting.NewRequest(protocol.RequestBatchAckMessage, nil, body.Encode(protocol.StyleStandard)))
 	require.Equal(t, protocol.ResponseSuccess, resp.Code, resp.Remark)
 	require.Empty(t, b.InflightPops("G"))
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(time.Until(poppedAt.Add(invisible + 200*time.Millisecond))) // past the invisible time: nothing revives
 	require.Empty(t, b.PopRetryMessages("G", "GoldenPopTopic"))
 	empty := cl.invoke(addr, remoting.NewRequest(protocol.RequestBatchAckMessage, nil, []byte(`{"acks":[]}`)))
 	require.Equal(t, protocol.ResponseNoMessage, empty.Code)
@@ -348,7 +364,9 @@ func TestSetConsumeModeAndQueryAssignment(t *testing.T) {
 func TestPopReviveDelay(t *testing.T) {
 	_, err := NewCluster(WithPopReviveDelay(-time.Second))
 	require.ErrorContains(t, err, "WithPopReviveDelay")
-	c := popCluster(t, WithPopReviveDelay(300*time.Millisecond))
+	// The ack must come after the invisible time and before the delay ends: a delay of a
+	// second leaves a loaded machine time for it.
+	c := popCluster(t, WithPopReviveDelay(time.Second))
 	cl := newClient(t)
 	b := c.Broker("broker-5a")
 	produceN(t, c, "GoldenPopTopic", 2)
