@@ -203,7 +203,9 @@ func popFound(t *testing.T, c *popCall, from, to int64, tag string) {
 }
 
 func TestPopServicePopsDispatchesAndAcksInBatches(t *testing.T) {
-	h := newPopHarness(t, func(c *PopConfig) { c.AckLinger = 20 * time.Millisecond })
+	// The linger is long enough that the five Apply calls below fall within it even when a
+	// loaded machine preempts the test between them (with 20 ms they could be split).
+	h := newPopHarness(t, func(c *PopConfig) { c.AckLinger = 250 * time.Millisecond })
 	h.svc.Submit(h.req)
 	c := h.nextPop(t)
 	require.Equal(t, int32(-1), c.h.QueueID)
@@ -223,7 +225,7 @@ func TestPopServicePopsDispatchesAndAcksInBatches(t *testing.T) {
 		h.svc.Apply(h.req, b, i, processqueue.PopActionAck, 0)
 	}
 	require.Zero(t, h.req.PQ.Count())
-	require.Eventually(t, func() bool { return len(h.broker.ackedOffsets()) == 5 }, 2*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return len(h.broker.ackedOffsets()) == 5 }, 5*time.Second, time.Millisecond)
 	h.broker.mu.Lock()
 	require.Len(t, h.broker.batches, 1, "one BATCH_ACK_MESSAGE for the five")
 	require.Empty(t, h.broker.acks)
@@ -247,7 +249,7 @@ func TestPopServiceFallsBackToSingleAcks(t *testing.T) {
 		h.broker.mu.Lock()
 		defer h.broker.mu.Unlock()
 		return len(h.broker.acks) == 3
-	}, 2*time.Second, time.Millisecond)
+	}, 5*time.Second, time.Millisecond)
 	// From then on, single acks at once.
 	popFound(t, h.nextPop(t), 13, 14, "")
 	b = <-h.disp.batches
@@ -276,7 +278,7 @@ func TestPopServiceRetryDeadLetterAndFilter(t *testing.T) {
 	h.svc.Apply(h.req, b, 0, processqueue.PopActionRetry, 30*time.Second)
 	h.svc.Apply(h.req, b, 1, processqueue.PopActionDLQ, time.Hour)
 	require.Equal(t, "m3", string((<-h.dead).Body))
-	require.Eventually(t, func() bool { return len(h.broker.ackedOffsets()) == 3 }, 2*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return len(h.broker.ackedOffsets()) == 3 }, 5*time.Second, time.Millisecond)
 	h.broker.mu.Lock()
 	defer h.broker.mu.Unlock()
 	require.Len(t, h.broker.changes, 1)
@@ -306,16 +308,19 @@ func TestPopServiceExtendsAndHoldsResultsForTheNewHandle(t *testing.T) {
 	popFound(t, h.nextPop(t), 0, 1, "")
 	b := <-h.disp.batches
 	first := b.Entry(0).Handle
-	h.svc.Extend(time.Now()) // a second left: not due
+	// The times Extend is given are taken from the message's deadline, not from the wall
+	// clock: a loaded machine may take a good part of the second to get here.
+	deadline := b.Entry(0).Deadline
+	h.svc.Extend(deadline.Add(-600 * time.Millisecond)) // more than the margin (half of it) left: not due
 	require.Zero(t, h.svc.Counters().Extended.Load())
 	h.broker.holding = true
-	h.svc.Extend(time.Now().Add(700 * time.Millisecond))
+	h.svc.Extend(deadline.Add(-300 * time.Millisecond))
 	require.Equal(t, int64(1), h.svc.Counters().Extended.Load())
 	h.svc.Apply(h.req, b, 0, processqueue.PopActionAck, 0) // waits for the extension
 	require.Equal(t, int64(1), h.req.PQ.Count())
 	h.broker.release()
 	require.Zero(t, h.req.PQ.Count())
-	require.Eventually(t, func() bool { return len(h.broker.ackedOffsets()) == 1 }, 2*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return len(h.broker.ackedOffsets()) == 1 }, 5*time.Second, time.Millisecond)
 	h.broker.mu.Lock()
 	defer h.broker.mu.Unlock()
 	require.Len(t, h.broker.changes, 1)
