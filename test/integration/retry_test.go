@@ -156,7 +156,13 @@ func TestLocalRetryHoldsTheOffset(t *testing.T) {
 		})
 	defer shutdown(t, pc)
 	waitFor(t, 10*time.Second, "the other messages", func() bool { mu.Lock(); defer mu.Unlock(); return len(seen) == 5 })
-	time.Sleep(500 * time.Millisecond) // persists run every 200 ms
+	// Persists run every 200 ms: wait for one to write 2 (a loaded machine may take longer
+	// than a few periods), then see that it stays there for a few more.
+	waitFor(t, 4*time.Second, "the offset to reach the message being retried locally", func() bool {
+		off, _ := b.CommittedOffset("g", "t", 0)
+		return off == 2
+	})
+	time.Sleep(500 * time.Millisecond)
 	off, _ := b.CommittedOffset("g", "t", 0)
 	require.Equal(t, int64(2), off, "the offset stops at the message being retried locally")
 	waitFor(t, 15*time.Second, "the local retry after 5s", func() bool { mu.Lock(); defer mu.Unlock(); return seen["m-2"] == 2 })
