@@ -177,7 +177,10 @@ func TestOrderlySuspendBacksOffAndDeadLetters(t *testing.T) {
 }
 
 func TestOrderlyLostLockStopsConsumptionUntilRelocked(t *testing.T) {
-	c := newCluster(t, fakebroker.WithTopic("t", 1), fakebroker.WithLockExpiry(300*time.Millisecond))
+	// The thief below renews its lock every 50 ms; a lock expiry far above that keeps a
+	// stalled test goroutine on a loaded machine from letting our consumer retake it.
+	const expiry = time.Second
+	c := newCluster(t, fakebroker.WithTopic("t", 1), fakebroker.WithLockExpiry(expiry))
 	b := c.Brokers()[0]
 	q := message.Queue{Topic: "t", BrokerName: b.Name(), QueueID: 0}
 	var consumed atomic.Int64
@@ -195,7 +198,7 @@ func TestOrderlyLostLockStopsConsumptionUntilRelocked(t *testing.T) {
 	// its own lock request, sent after the fault ends, raced our first renewal.)
 	fault, err := b.Inject(fakebroker.Fault{Code: protocol.RequestLockBatchMQ, Fail: protocol.ResponseSystemBusy})
 	require.NoError(t, err)
-	time.Sleep(400 * time.Millisecond) // our broker-side lock (300 ms) expires
+	time.Sleep(expiry + 100*time.Millisecond) // our broker-side lock expires
 	b.GiveLock("og", q, "thief")
 	fault.Remove()
 	thief := newLocker(t, b.Addr(), "og", "thief")
