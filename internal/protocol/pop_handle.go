@@ -282,7 +282,9 @@ func eachOffsetEntry(name, info string, fn func(mark byte, queueID int32, value 
 		} else {
 			info = ""
 		}
-		parts := strings.Split(entry, " ")
+		// At most 4 parts: a fourth is an error, and an entry of many spaces (a peer's
+		// answer may be megabytes) must not become as many strings.
+		parts := strings.SplitN(entry, " ", 4)
 		if len(parts) != 3 {
 			return fmt.Errorf("protocol: %s entry %q: want 3 fields", name, truncate(entry))
 		}
