@@ -42,8 +42,11 @@ func newConcurrentService(c *PushConsumer, l ConcurrentlyListener) *concurrentSe
 func (s *concurrentService) start() { s.workers.start(s.c.cfg.consumeGoroutines, s.work) }
 
 // stop drops the queued batches and waits, within ctx, for the listener calls in flight.
+// The popped messages dropped are abandoned.
 func (s *concurrentService) stop(ctx context.Context) error {
-	s.queue.close()
+	for _, t := range s.queue.close() {
+		s.abandon(t.pop.r, t.pop.batch, t.pop.first, t.pop.first+len(t.msgs))
+	}
 	if err := s.workers.wait(ctx); err != nil {
 		return fmt.Errorf("consumer: listener calls still running at shutdown: %w", err)
 	}

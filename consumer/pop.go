@@ -43,9 +43,20 @@ func defaultPopDelayLevels() []time.Duration {
 // BATCH_ACK_MESSAGE.
 const popAckLinger = 5 * time.Millisecond
 
-// DispatchPop queues a pop's messages in listener calls; see pull.PopDispatcher.
+// DispatchPop queues a pop's messages in listener calls; see pull.PopDispatcher. After
+// stop they are abandoned, as the queued ones stop drops.
 func (s *concurrentService) DispatchPop(r *pull.PopRequest, b *processqueue.PopBatch) {
-	s.queue.pushPop(r, b, s.c.cfg.consumeBatchMaxSize)
+	if !s.queue.pushPop(r, b, s.c.cfg.consumeBatchMaxSize) {
+		s.abandon(r, b, 0, len(b.Msgs()))
+	}
+}
+
+// abandon abandons messages [lo, hi) of b: nothing acks or extends them, and the broker
+// gives them to another pop once their invisible time is over.
+func (s *concurrentService) abandon(r *pull.PopRequest, b *processqueue.PopBatch, lo, hi int) {
+	for i := lo; i < hi; i++ {
+		s.c.popService.Apply(r, b, i, processqueue.PopActionAbandon, 0)
+	}
 }
 
 // consumePop makes one listener call on popped messages and applies its result.

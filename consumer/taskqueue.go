@@ -190,14 +190,21 @@ func (q *taskQueue) pop() (t task, ok bool) {
 	return t, true
 }
 
-// close wakes every worker and drops the queued tasks: their messages stay in their
-// ProcessQueues, so their offsets are never committed past them.
-func (q *taskQueue) close() {
+// close wakes every worker and drops the queued tasks: their pulled messages stay in
+// their ProcessQueues, so their offsets are never committed past them. It returns the
+// dropped POP tasks, whose messages the caller abandons.
+func (q *taskQueue) close() (pops []task) {
 	q.mu.Lock()
 	q.closed = true
+	for _, l := range q.pops {
+		for l.tasks.n > 0 {
+			pops = append(pops, l.tasks.pop())
+		}
+	}
 	q.lanes, q.pops, q.turn, q.free, q.n = nil, nil, laneRing{}, nil, 0
 	q.mu.Unlock()
 	q.cond.Broadcast()
+	return pops
 }
 
 // len returns the number of queued tasks.

@@ -35,7 +35,12 @@ func (s *PopService) track(r *PopRequest) {
 
 // Extend extends the invisible time of every popped message, not handed back, whose
 // invisible time ends within the margin from now. It does not wait for the broker.
+// After Stop it does nothing: a message the consumer shuts down without consuming comes
+// back once its invisible time is over, not an invisible time later.
 func (s *PopService) Extend(now time.Time) {
+	if s.isStopped() {
+		return
+	}
 	s.reqMu.Lock()
 	reqs := make([]*PopRequest, 0, len(s.reqs))
 	for r := range s.reqs {

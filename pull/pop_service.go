@@ -145,7 +145,7 @@ type PopCounters struct {
 	Extended     atomic.Int64 // invisible times extended for messages still waiting or being consumed
 	ExtendFailed atomic.Int64 // extensions that failed
 	DeadLettered atomic.Int64 // messages sent to the dead-letter queue (and acked)
-	Abandoned    atomic.Int64 // messages whose handle expired before their listener call: not consumed here
+	Abandoned    atomic.Int64 // messages not consumed here: their handle expired before their listener call, or the consumer shut down first
 	Filtered     atomic.Int64 // messages acked without a listener call: not of a subscribed tag, or refused by the filter
 	BadAnswers   atomic.Int64 // pop answers whose messages could not be given handles (left to come back)
 	BatchAcks    atomic.Int64 // BATCH_ACK_MESSAGE requests sent
@@ -184,7 +184,7 @@ func (s *PopService) Start() {
 // Stop ends the goroutine and drops every queued pop request: no pop is sent any more.
 // Pops in flight are answered (or fail) later; what they bring is not dispatched, and
 // comes back from the broker once its invisible time is over. Acks and changes still go
-// out until Flush.
+// out until Flush; invisible times are no longer extended (Extend).
 func (s *PopService) Stop() {
 	s.stopOnce.Do(func() {
 		close(s.stopped)
