@@ -31,6 +31,25 @@ const maxAckTries = 3
 // ackRetryDelay is how long a failed ack waits before it is sent again.
 const ackRetryDelay = 100 * time.Millisecond
 
+// maxBatchAckGap bounds offset − ckQueueOffset of an ack that goes in a
+// BATCH_ACK_MESSAGE: its BatchAck's bit set (Java's BitSet, keyed by that gap) takes
+// gap/8 bytes, so a batch of maxAckBatch acks stays under 50 KB. A pop returns at most
+// 32 messages per queue, and a tag filter lets the broker skip at most a few hundred
+// consume-queue entries per read, so a real pop's gap is well below it. Above it is a
+// handle that only names an old start offset: 5.3.3, after OFFSET_TOO_SMALL, reads from
+// the queue's min offset but writes the group's stale committed offset as the start, so
+// the gap is whatever retention removed (10^8 made a 16.7 MB body, over the broker's
+// 16 MiB frame limit: the connection closed and every ack of the batch failed). Such an
+// ack, and one whose offset is below its start offset (no bit to set), goes as one
+// ACK_MESSAGE, as Java's push consumer sends every ack.
+const maxBatchAckGap = 4096
+
+// batchable reports whether an ack may go in a BATCH_ACK_MESSAGE (see maxBatchAckGap).
+func (it *ackItem) batchable() bool {
+	// Both offsets not negative: the difference cannot overflow.
+	return it.h.CkQueueOffset >= 0 && it.h.QueueOffset >= it.h.CkQueueOffset && it.h.QueueOffset-it.h.CkQueueOffset <= maxBatchAckGap
+}
+
 // Apply applies the result of message i of b, popped by r: the message leaves its batch
 // and what action needs is sent (ack, retry delay, dead-letter queue), unless a change
 // of its invisible time is in flight: its end applies the result with the new handle. It
@@ -140,6 +159,7 @@ type ackItem struct {
 	handle string
 	h      protocol.ExtraInfo
 	tries  int
+	due    time.Time // a failed ack: when it is sent again
 }
 
 // acker batches acks by broker.
@@ -148,15 +168,16 @@ type acker struct {
 
 	mu      sync.Mutex
 	byAddr  map[string][]ackItem
+	retries []ackItem // failed acks waiting for their due time
 	timer   *time.Timer
-	armed   bool
+	armedAt time.Time       // when the timer fires; zero while it is not armed
 	noBatch map[string]bool // brokers that refused BATCH_ACK_MESSAGE
 	closed  bool            // Flush ran: no more batching
 }
 
 func newAcker(s *PopService) *acker {
 	a := &acker{s: s, byAddr: make(map[string][]ackItem), noBatch: make(map[string]bool)}
-	a.timer = time.AfterFunc(time.Hour, a.flushAll)
+	a.timer = time.AfterFunc(time.Hour, func() { a.flush(false) })
 	a.timer.Stop()
 	return a
 }
@@ -174,11 +195,11 @@ func (a *acker) ack(topic, handle string, late bool) {
 		s.handFailed("cannot ack: bad handle; the message comes back", topic, err)
 		return
 	}
-	a.add(ackItem{topic: topic, handle: handle, h: h}, 0)
+	a.add(ackItem{topic: topic, handle: handle, h: h})
 }
 
-// add queues it, sending at once what must go at once.
-func (a *acker) add(it ackItem, wait time.Duration) {
+// add sends it at once, or queues it for the next batch to its broker.
+func (a *acker) add(it ackItem) {
 	s := a.s
 	addr, ok := s.brokerAddr(it.h.BrokerName)
 	if !ok {
@@ -186,39 +207,90 @@ func (a *acker) add(it ackItem, wait time.Duration) {
 		return
 	}
 	a.mu.Lock()
-	if a.closed && wait > 0 {
-		a.mu.Unlock()
-		a.failed([]ackItem{{tries: maxAckTries}}, errors.New("pull: pop: shut down before the ack could be sent again"))
-		return
-	}
-	if (s.cfg.AckLinger <= 0 || a.closed || a.noBatch[addr]) && wait == 0 {
+	if s.cfg.AckLinger <= 0 || a.closed || a.noBatch[addr] {
 		a.mu.Unlock()
 		a.sendSingle(addr, it)
 		return
 	}
 	items := append(a.byAddr[addr], it)
-	if len(items) >= maxAckBatch && wait == 0 {
+	if len(items) >= maxAckBatch {
 		delete(a.byAddr, addr)
 		a.mu.Unlock()
 		a.send(addr, items)
 		return
 	}
 	a.byAddr[addr] = items
-	if !a.armed {
-		a.armed = true
-		a.timer.Reset(max(s.cfg.AckLinger, wait))
-	}
+	a.armLocked(time.Now().Add(s.cfg.AckLinger))
 	a.mu.Unlock()
 }
 
-// flushAll sends every waiting ack.
-func (a *acker) flushAll() {
+// retryLater queues a failed ack to be sent again after ackRetryDelay: the timer sends
+// it, looking its broker up again (a failure here never sends it again at once, which
+// would spend its tries within microseconds, before a route refresh could help).
+func (a *acker) retryLater(it ackItem) {
 	a.mu.Lock()
-	a.armed = false
-	all := a.byAddr
-	a.byAddr = make(map[string][]ackItem)
+	if a.closed {
+		a.mu.Unlock()
+		it.tries = maxAckTries
+		a.failed([]ackItem{it}, errors.New("pull: pop: shut down before the ack could be sent again"))
+		return
+	}
+	it.due = time.Now().Add(ackRetryDelay)
+	a.retries = append(a.retries, it)
+	a.armLocked(it.due)
 	a.mu.Unlock()
-	for addr, items := range all {
+}
+
+// armLocked makes the timer fire at at or earlier. a.mu is held.
+func (a *acker) armLocked(at time.Time) {
+	if a.armedAt.IsZero() || at.Before(a.armedAt) {
+		a.armedAt = at
+		a.timer.Reset(time.Until(at))
+	}
+}
+
+// flush sends every ack waiting for a batch and the failed ones due again (all of them
+// when all is set), and arms the timer for those not due yet.
+func (a *acker) flush(all bool) {
+	now := time.Now()
+	a.mu.Lock()
+	a.armedAt = time.Time{}
+	batches := a.byAddr
+	a.byAddr = make(map[string][]ackItem)
+	var due []ackItem
+	kept := a.retries[:0]
+	for _, it := range a.retries {
+		if all || !it.due.After(now) {
+			due = append(due, it)
+		} else {
+			kept = append(kept, it)
+		}
+	}
+	clear(a.retries[len(kept):])
+	a.retries = kept
+	if len(kept) > 0 {
+		next := kept[0].due
+		for _, it := range kept[1:] {
+			if it.due.Before(next) {
+				next = it.due
+			}
+		}
+		a.armLocked(next)
+	}
+	a.mu.Unlock()
+	for _, it := range due {
+		addr, ok := a.s.brokerAddr(it.h.BrokerName)
+		if !ok {
+			a.failed([]ackItem{it}, errBrokerUnknown)
+			continue
+		}
+		batches[addr] = append(batches[addr], it)
+	}
+	for addr, items := range batches {
+		for len(items) > maxAckBatch {
+			a.send(addr, items[:maxAckBatch:maxAckBatch])
+			items = items[maxAckBatch:]
+		}
 		a.send(addr, items)
 	}
 }
@@ -229,15 +301,27 @@ func (a *acker) close() {
 	a.closed = true
 	a.timer.Stop()
 	a.mu.Unlock()
-	a.flushAll()
+	a.flush(true)
 }
 
-// send sends items to addr: one BATCH_ACK_MESSAGE, or single acks to a broker without it.
+// send sends items to addr: one BATCH_ACK_MESSAGE, or single acks to a broker without
+// it, and for the acks a batch cannot carry (see maxBatchAckGap).
 func (a *acker) send(addr string, items []ackItem) {
 	a.mu.Lock()
 	single := a.noBatch[addr]
 	a.mu.Unlock()
-	if single || len(items) == 1 {
+	if !single {
+		batched := items[:0:0]
+		for _, it := range items {
+			if it.batchable() {
+				batched = append(batched, it)
+			} else {
+				a.sendSingle(addr, it)
+			}
+		}
+		items = batched
+	}
+	if single || len(items) <= 1 {
 		for _, it := range items {
 			a.sendSingle(addr, it)
 		}
@@ -262,7 +346,7 @@ func (a *acker) send(addr string, items []ackItem) {
 				StartOffset: it.h.CkQueueOffset, QueueID: it.h.QueueID, ReviveQueueID: it.h.ReviveQID, PopTime: it.h.PopTime,
 				InvisibleTime: it.h.InvisibleTime})
 		}
-		body.Acks[j].Set(int(it.h.QueueOffset - it.h.CkQueueOffset))
+		body.Acks[j].Set(int(it.h.QueueOffset - it.h.CkQueueOffset)) // 0 to maxBatchAckGap: batchable
 	}
 	s.hands.add()
 	s.counters.BatchAcks.Add(1)
@@ -328,7 +412,7 @@ func (a *acker) failed(items []ackItem, err error) {
 			s.handFailed("ack failed; the message will be delivered again", it.topic, err)
 			continue
 		}
-		a.add(it, ackRetryDelay)
+		a.retryLater(it)
 	}
 }
 
