@@ -194,10 +194,15 @@ func (p *popRun) readQueue(t *topicConfig, queueID int32, retry bool) {
 		return
 	}
 	var recs [maxTransferCount][]byte
+	// start is the checkpoint's offset (5.3.3's finalOffset): where the group's offset
+	// was, not where the pop read.
+	start := offset
 	r := b.getMessage(q, offset, h.MaxMsgNums-int32(p.n), p.f, &recs)
 	if r.status == statusOffsetTooSmall || r.status == statusOverflowBadly {
-		// The stored offset is not right (the queue was truncated): start again at the
-		// store's answer, committing it, as 5.3.3 does.
+		// The stored offset is not right (the queue was truncated): read again from the
+		// store's answer, committing it, as 5.3.3 does. 5.3.3 still names the old offset
+		// as the start in startOffsetInfo, the handles and the checkpoint, so the
+		// messages' offsets may lie far above it (or below, past an overflow).
 		offset = r.next
 		b.commitOffset(key.group, key.topic, key.queue, offset)
 		r = b.getMessage(q, offset, h.MaxMsgNums-int32(p.n), p.f, &recs)
@@ -213,14 +218,14 @@ func (p *popRun) readQueue(t *topicConfig, queueID int32, retry bool) {
 			}
 			offs = append(offs, raw.queueOffset)
 			if retry {
-				rec = b.reencodePopRetry(rec, raw, p, offset)
+				rec = b.reencodePopRetry(rec, raw, p, start)
 			}
 			p.body = append(p.body, rec...)
 		}
 		p.n += len(offs)
-		b.addCheckpoint(&checkpoint{key: key, start: offset, offsets: offs, popTime: p.popTime,
+		b.addCheckpoint(&checkpoint{key: key, start: start, offsets: offs, popTime: p.popTime,
 			invisible: h.InvisibleTime, reviveQID: p.reviveQID, holds: true})
-		p.startInfo = protocol.AppendStartOffsetInfo(p.startInfo, mark, queueID, offset)
+		p.startInfo = protocol.AppendStartOffsetInfo(p.startInfo, mark, queueID, start)
 		p.msgInfo = protocol.AppendMsgOffsetInfo(p.msgInfo, mark, queueID, offs)
 		pq.next = r.next
 	case r.status == statusNoMatched:

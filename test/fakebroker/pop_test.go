@@ -379,3 +379,32 @@ func TestPopReviveDelay(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	require.Len(t, b.PopRetryMessages("G", "GoldenPopTopic"), 1, "the late ack counted")
 }
+
+// A group whose committed offset fell below the queue's min offset (retention removed
+// the messages) is popped from the min offset on, which is committed; the answer, the
+// handles and the checkpoint still name the old offset as the start, as 5.3.3's
+// popMsgFromQueue does (its finalOffset), and acks with those handles land.
+func TestPopBelowMinOffsetKeepsTheOldStart(t *testing.T) {
+	c := popCluster(t)
+	cl := newClient(t)
+	b := c.Broker("broker-5a")
+	addr := b.Addr()
+	for range 3 {
+		_, err := b.Produce("GoldenPopTopic", 0, &message.Message{Body: []byte("x")})
+		require.NoError(t, err)
+	}
+	b.SetCommittedOffset("Stale", "GoldenPopTopic", 0, 0)
+	require.NoError(t, b.TruncateQueue("GoldenPopTopic", 0, 2))
+	h, msgs := popAnswer(t, cl.invoke(addr, popRequest("Stale", "GoldenPopTopic", 0, time.Minute, 0)))
+	require.Equal(t, "0 0 0", h.StartOffsetInfo)
+	require.Equal(t, "0 0 2", h.MsgOffsetInfo)
+	require.Len(t, msgs, 1)
+	require.Equal(t, int64(0), msgs[0].handle.CkQueueOffset)
+	require.Equal(t, int64(2), msgs[0].handle.QueueOffset)
+	require.Len(t, b.InflightPops("Stale"), 1)
+	resp := cl.invoke(addr, ackRequest("Stale", "GoldenPopTopic", msgs[0]))
+	require.Equal(t, protocol.ResponseSuccess, resp.Code)
+	require.Empty(t, b.InflightPops("Stale"))
+	off, _ := b.CommittedOffset("Stale", "GoldenPopTopic", 0)
+	require.Equal(t, int64(3), off)
+}

@@ -423,3 +423,51 @@ func TestPopBackToPull(t *testing.T) {
 	defer mu.Unlock()
 	require.Len(t, seen, 2)
 }
+
+// A group whose committed offsets fell below the queues' min offsets (retention removed
+// the messages) consumes by POP what is left, every ack lands, and nothing comes twice.
+// The broker names the stale offset as each pop's start (5.3.3's popMsgFromQueue after
+// OFFSET_TOO_SMALL): on queue 0 the handles of the first pop lie 5000 above it, too far
+// for a batched ack's bit set, and go one ACK_MESSAGE each; the rest go in batches.
+func TestPopCommittedOffsetBelowMinOffset(t *testing.T) {
+	c := popCluster(t, "popmin-g", "popmin-t", 2)
+	b := c.Brokers()[0]
+	var want []string
+	for q, n := range []int{5100, 60} {
+		var msgs []*message.Message
+		for i := range n {
+			msgs = append(msgs, &message.Message{Body: []byte(fmt.Sprintf("q%d-%d", q, i))})
+		}
+		_, err := b.Produce("popmin-t", q, msgs...)
+		require.NoError(t, err)
+		b.SetCommittedOffset("popmin-g", "popmin-t", q, 0)
+		first := int64(n - 50 - 50*(1-q)) // queue 0: 5000, queue 1: 10
+		require.NoError(t, b.TruncateQueue("popmin-t", q, first))
+		for i := first; i < int64(n); i++ {
+			want = append(want, fmt.Sprintf("q%d-%d", q, i))
+		}
+	}
+	got := newTally()
+	pc := startConsumer(t, "popmin-g", "popmin-t", consumer.All(), popOptions(c),
+		func(_ context.Context, msgs []*message.Ext, _ *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
+			got.add(msgs)
+			return consumer.ConsumeSuccess
+		})
+	waitFor(t, 20*time.Second, "every message", func() bool { return got.distinct() == len(want) })
+	waitFor(t, 5*time.Second, "every ack", func() bool { return len(b.InflightPops("popmin-g")) == 0 },
+		func() string { return formatInflight(b.InflightPops("popmin-g")) })
+	st := pc.Stats()
+	shutdown(t, pc)
+	missing, dups := got.check(want)
+	require.Zero(t, missing)
+	require.Zero(t, dups)
+	require.Zero(t, st.Pop.AckFailed)
+	require.Equal(t, int64(len(want)), st.Pop.Acked)
+	require.Positive(t, st.Pop.Requests.Acks, "the acks of queue 0's first pop go one by one")
+	require.Positive(t, st.Pop.Requests.BatchAcks, "queue 1's acks go in batches")
+	require.Empty(t, b.PopRetryMessages("popmin-g", "popmin-t"), "nothing revived")
+	for q, n := range []int64{5100, 60} {
+		off, _ := b.CommittedOffset("popmin-g", "popmin-t", q)
+		require.Equal(t, n, off, "queue %d", q)
+	}
+}
