@@ -346,7 +346,7 @@ func (a *acker) send(addr string, items []ackItem) {
 				StartOffset: it.h.CkQueueOffset, QueueID: it.h.QueueID, ReviveQueueID: it.h.ReviveQID, PopTime: it.h.PopTime,
 				InvisibleTime: it.h.InvisibleTime})
 		}
-		body.Acks[j].Set(int(it.h.QueueOffset - it.h.CkQueueOffset)) // 0 to maxBatchAckGap: batchable
+		body.Acks[j].Set(int(it.h.QueueOffset - it.h.CkQueueOffset)) // batchable: 0 to maxBatchAckGap, so it is set
 	}
 	s.hands.add()
 	s.counters.BatchAcks.Add(1)

@@ -31,12 +31,18 @@ type BatchAck struct {
 	Bits          []uint64
 }
 
-// Set marks offset i (from StartOffset) acked.
-func (a *BatchAck) Set(i int) {
+// Set marks offset i (from StartOffset) acked and reports whether it could: an i below 0
+// or at or beyond the bit-set bound a peer accepts (maxBatchAckBits) is not set, and the
+// caller acks that message by itself.
+func (a *BatchAck) Set(i int) bool {
+	if i < 0 || i >= maxBatchAckBits {
+		return false
+	}
 	for len(a.Bits) <= i/64 {
 		a.Bits = append(a.Bits, 0)
 	}
 	a.Bits[i/64] |= 1 << (i % 64)
+	return true
 }
 
 // Has reports whether offset i (from StartOffset) is acked.

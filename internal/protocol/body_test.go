@@ -366,3 +366,16 @@ func TestBatchAckRequestAckLimit(t *testing.T) {
 		require.ErrorAs(t, err, &je)
 	}
 }
+
+// Set refuses what a bit set cannot hold or a peer would refuse, instead of panicking
+// (a negative shift) or growing without bound: a handle's offset comes from a broker.
+func TestBatchAckSetBounds(t *testing.T) {
+	var a BatchAck
+	require.True(t, a.Set(0))
+	require.True(t, a.Set(maxBatchAckBits-1))
+	require.False(t, a.Set(-1))
+	require.False(t, a.Set(maxBatchAckBits))
+	require.False(t, a.Set(1<<40))
+	require.Len(t, a.Bits, maxBatchAckBits/64)
+	require.Equal(t, []int64{0, maxBatchAckBits - 1}, a.Offsets())
+}
