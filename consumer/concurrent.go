@@ -223,7 +223,7 @@ func (s *concurrentService) apply(t task, status ConcurrentlyStatus, cc *Concurr
 		}
 	}
 	if off := t.req.PQ.RemoveAt(done, now); off >= 0 && !t.req.PQ.Discarded() {
-		s.c.storeOffset(t.req.Queue, off, true)
+		s.c.offsets.Update(t.req.Queue, off, true)
 	}
 }
 
@@ -287,7 +287,7 @@ func (s *concurrentService) sendBackExpired(t task) {
 			}
 		}
 		if off := pq.Remove([]*message.Ext{m}); off >= 0 && !pq.Discarded() {
-			s.c.storeOffset(t.req.Queue, off, true)
+			s.c.offsets.Update(t.req.Queue, off, true)
 		}
 	}
 }

@@ -189,7 +189,11 @@ func (c *PushConsumer) start(ctx context.Context) error {
 // for broadcasting.
 func (c *PushConsumer) openOffsets() error {
 	if c.cfg.model == Clustering {
-		c.offsets = offset.NewRemoteStore(c.group, c.inst)
+		store := offset.NewRemoteStore(c.group, c.inst)
+		if c.cfg.commitInterval > 0 {
+			store.SetCommitHook(c.armCommit)
+		}
+		c.offsets = store
 		return nil
 	}
 	dir := c.cfg.offsetStoreDir
@@ -361,19 +365,21 @@ func (c *PushConsumer) persistAll() {
 	}
 }
 
-// storeOffset stores a queue's new offset after a listener call and, in clustering,
-// arranges for it to reach the broker within the commit interval (WithCommitInterval).
-// The commit is a one-shot timer armed by the first change after the previous commit,
-// so an idle consumer has no timer running for it.
-func (c *PushConsumer) storeOffset(q message.Queue, off int64, increaseOnly bool) {
-	c.offsets.Update(q, off, increaseOnly)
-	if c.cfg.model == Clustering && c.cfg.commitInterval > 0 && c.commitArmed.CompareAndSwap(false, true) {
+// armCommit is the remote store's commit hook: an offset moved away from the one its
+// broker holds (a listener call, a pull that found nothing to consume, a reset), or a
+// write that ended left it ahead. It arranges for the offsets to reach the broker within
+// the commit interval (WithCommitInterval). The commit is a one-shot timer armed by the
+// first request after the previous commit began, so at most one is pending, and an idle
+// consumer has none.
+func (c *PushConsumer) armCommit() {
+	if c.commitArmed.CompareAndSwap(false, true) {
 		c.brokerJobs.after(c.cfg.commitInterval, c.commitChanged)
 	}
 }
 
 // commitChanged writes the offsets that moved since they were last written; see
-// storeOffset.
+// armCommit. A queue it skips (a write of its offset in flight) asks again when that
+// write ends.
 func (c *PushConsumer) commitChanged() {
 	c.commitArmed.Store(false) // changes from now on arm the next commit
 	// Shutdown ends it (and then persists every offset itself).

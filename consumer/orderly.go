@@ -195,7 +195,7 @@ func (s *orderlyService) consumeBatch(r *pull.Request, msgs []*message.Ext, call
 	// this call (it waits for the consume lock). Only a discarded queue's results are
 	// void (a corrected or reset offset, or a removal already final).
 	if off, committed := pq.Commit(); committed && !pq.Discarded() {
-		s.c.storeOffset(q, off, false)
+		s.c.offsets.Update(q, off, false)
 	}
 	return !pq.Dropped()
 }

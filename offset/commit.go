@@ -18,6 +18,12 @@ import (
 // (Flush, PersistAll) a queue whose commit-carrying pull is unanswered. A write whose
 // fate is unknown (its connection failed) may still land: the queue counts as busy for
 // unsureGrace after.
+//
+// A skipped queue is not forgotten: the commit hook (SetCommitHook) is called when an
+// offset moves away from what the broker holds, and again when a write that ends
+// (answered, or refused unread) leaves it still ahead, so the owner of the hook flushes
+// once more. A write that failed or whose fate is unknown does not call it: the broker
+// is in trouble, and the periodic persist writes the offset instead of a retry loop.
 
 // unsureGrace is how long a write whose outcome is unknown keeps its queue busy (the
 // table's grace; tests shorten it).
@@ -78,7 +84,6 @@ func (t *table) endPull(c PullCommit, outcome CommitOutcome) {
 		return
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	e := c.e
 	e.pulling = false
 	switch outcome {
@@ -88,6 +93,18 @@ func (t *table) endPull(c PullCommit, outcome CommitOutcome) {
 		e.unsure = time.Now().Add(t.grace)
 	}
 	t.settledLocked()
+	t.unlockCommit(c.q, e, outcome != CommitUnknown)
+}
+
+// unlockCommit unlocks t.mu and then, when ask and e (q's current entry) is ahead of the
+// offset the broker holds, calls the commit hook. t.mu is held.
+func (t *table) unlockCommit(q message.Queue, e *entry, ask bool) {
+	hook := t.commit
+	ask = ask && hook != nil && e.offset != e.persisted && t.entries[q] == e
+	t.mu.Unlock()
+	if ask {
+		hook()
+	}
 }
 
 // settledLocked wakes the waiters for a queue to settle. t.mu is held.
@@ -139,11 +156,10 @@ func (t *table) claimWrite(ctx context.Context, q message.Queue, wait bool) (*en
 	}
 }
 
-// endWrite releases an update's claim: written, the broker holds off; otherwise, with
-// unsure, it may still land.
-func (t *table) endWrite(e *entry, off int64, written, unsure bool) {
+// endWrite releases an update's claim of q's entry e: written, the broker holds off;
+// otherwise, with unsure, it may still land.
+func (t *table) endWrite(q message.Queue, e *entry, off int64, written, unsure bool) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	e.writing = false
 	switch {
 	case written:
@@ -152,4 +168,5 @@ func (t *table) endWrite(e *entry, off int64, written, unsure bool) {
 		e.unsure = time.Now().Add(t.grace)
 	}
 	t.settledLocked()
+	t.unlockCommit(q, e, written)
 }

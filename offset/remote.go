@@ -33,6 +33,17 @@ func NewRemoteStore(group string, api BrokerAPI) *RemoteStore {
 
 var _ Store = (*RemoteStore)(nil)
 
+// SetCommitHook makes the store call fn whenever an offset in memory moves away from
+// the one its broker holds (Update, UpdateAndFreeze), and whenever a write of an offset
+// ends and leaves it still ahead (Flush skipped the queue while that write was in
+// flight); see commit.go. fn runs on the caller's goroutine, with no lock of the
+// store's held, and must not block: it should arrange a Flush soon.
+func (s *RemoteStore) SetCommitHook(fn func()) {
+	s.table.mu.Lock()
+	s.table.commit = fn
+	s.table.mu.Unlock()
+}
+
 // Load does nothing: a remote store reads each offset from its broker when asked.
 func (s *RemoteStore) Load() error { return nil }
 
@@ -140,7 +151,7 @@ func (s *RemoteStore) writeAll(ctx context.Context, dirty map[message.Queue]int6
 // while after.
 func (s *RemoteStore) write(ctx context.Context, q message.Queue, e *entry, off int64) error {
 	err := s.api.UpdateConsumerOffset(ctx, s.group, q, off)
-	s.table.endWrite(e, off, err == nil, err != nil && !notSent(err))
+	s.table.endWrite(q, e, off, err == nil, err != nil && !notSent(err))
 	if err != nil {
 		return fmt.Errorf("offset: persist %s offset %d of group %s: %w", q, off, s.group, err)
 	}

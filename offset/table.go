@@ -27,6 +27,7 @@ type table struct {
 	settled chan struct{} // closed when a write in flight ends; nil when nobody waits
 	grace   time.Duration // unsureGrace
 	maxWait time.Duration // maxCommitWait
+	commit  func()        // the commit hook (see commit.go), or nil
 }
 
 func newTable() table {
@@ -35,27 +36,27 @@ func newTable() table {
 
 func (t *table) update(q message.Queue, offset int64, increaseOnly bool) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	e, ok := t.entries[q]
 	if !ok {
-		t.entries[q] = &entry{offset: offset, persisted: -1}
-		return
-	}
-	if e.frozen || (increaseOnly && offset <= e.offset) {
+		e = &entry{offset: offset, persisted: -1}
+		t.entries[q] = e
+	} else if e.frozen || (increaseOnly && offset <= e.offset) {
+		t.mu.Unlock()
 		return
 	}
 	e.offset = offset
+	t.unlockCommit(q, e, true)
 }
 
 func (t *table) updateAndFreeze(q message.Queue, offset int64) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	e, ok := t.entries[q]
 	if !ok {
 		e = &entry{persisted: -1}
 		t.entries[q] = e
 	}
 	e.offset, e.frozen = offset, true
+	t.unlockCommit(q, e, true)
 }
 
 // set stores an offset read from the backing store as already persisted.
