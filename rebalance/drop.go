@@ -21,12 +21,14 @@ import (
 //     write a stale offset;
 //   - restart (the broker corrected an illegal offset, an admin reset it): mark it
 //     dropped and discard its results at once (the cached messages' offsets mean
-//     nothing now), let BeforeRemove wait (orderly: no call on the old queue may overlap
-//     one on the new), store the new offset frozen and persist it, and create the queue
-//     again at that offset.
+//     nothing now), record where it restarts, store the new offset frozen and persist
+//     it, then let BeforeRemove wait (orderly: no call on the old queue may overlap one
+//     on the new), and create the queue again at that offset.
 //
 // When BeforeRemove declines (an orderly call still running), the queue stays in the
-// table, dropped, and a later pass tries again.
+// table, dropped, and a later pass releases it. A restart's new offset is recorded and
+// frozen before BeforeRemove is asked, so that release persists the new offset, not the
+// old one, and the queue is created again at the new offset.
 
 // maxParallelDrops bounds the goroutines one drop uses.
 const maxParallelDrops = 16
@@ -125,7 +127,7 @@ func (r *Rebalancer) DropAll(ctx context.Context) {
 // release drops reqs' queues for good; see the top of this file. It returns how many
 // it removed.
 func (r *Rebalancer) release(ctx context.Context, reqs []*pull.Request, why string) int {
-	return r.dropEach(ctx, reqs, why, true, func(ctx context.Context, req *pull.Request) {
+	return r.dropEach(ctx, reqs, why, true, nil, func(ctx context.Context, req *pull.Request) {
 		q := req.Queue
 		pctx, cancel := r.persistContext(ctx)
 		defer cancel()
@@ -153,7 +155,7 @@ func (r *Rebalancer) restart(ctx context.Context, reqs []*pull.Request, at map[m
 	for _, req := range reqs {
 		req.PQ.Discard()
 	}
-	return r.dropEach(ctx, reqs, why, false, func(ctx context.Context, req *pull.Request) {
+	restartAt := func(ctx context.Context, req *pull.Request) {
 		q, off := req.Queue, at[req.Queue]
 		r.mu.Lock()
 		r.restartAt[q] = off
@@ -164,17 +166,21 @@ func (r *Rebalancer) restart(ctx context.Context, reqs []*pull.Request, at map[m
 		if err := r.cfg.Offsets.Persist(pctx, q); err != nil {
 			r.logf(logging.LevelWarn, "persisting a corrected offset failed; it is written again when the queue restarts", q, err)
 		}
+	}
+	return r.dropEach(ctx, reqs, why, false, restartAt, func(ctx context.Context, req *pull.Request) {
 		if r.cfg.AfterRemove != nil {
-			r.cfg.AfterRemove(pctx, q, req.PQ, false) // the queue stays ours
+			pctx, cancel := r.persistContext(ctx)
+			defer cancel()
+			r.cfg.AfterRemove(pctx, req.Queue, req.PQ, false) // the queue stays ours
 		}
 	})
 }
 
-// dropEach marks reqs dropped and, with at most maxParallelDrops goroutines, runs
-// BeforeRemove and then finish for each; the queues BeforeRemove accepted leave the
-// table. It returns how many left.
+// dropEach marks reqs dropped and, with at most maxParallelDrops goroutines, runs first
+// (when not nil), BeforeRemove and then finish for each; the queues BeforeRemove
+// accepted leave the table. It returns how many left.
 func (r *Rebalancer) dropEach(ctx context.Context, reqs []*pull.Request, why string, release bool,
-	finish func(ctx context.Context, req *pull.Request)) int {
+	first, finish func(ctx context.Context, req *pull.Request)) int {
 	if len(reqs) == 0 {
 		return 0
 	}
@@ -190,6 +196,9 @@ func (r *Rebalancer) dropEach(ctx context.Context, reqs []*pull.Request, why str
 		slots <- struct{}{}
 		go func() {
 			defer func() { <-slots; wg.Done() }()
+			if first != nil {
+				first(ctx, req)
+			}
 			if r.cfg.BeforeRemove != nil && !r.cfg.BeforeRemove(ctx, req.Queue, req.PQ, release) {
 				return // kept, dropped, for a later pass to try again
 			}
