@@ -34,6 +34,7 @@ func NewPopRequest(q message.Queue, pq *processqueue.PopQueue, initMode int32, i
 type popPipe struct {
 	r        *PopRequest
 	sent     time.Time                      // when its pop in flight was sent
+	addr     string                         // the broker address it was sent to
 	onAnswer func(*client.PopResult, error) // made once: no closure per pop
 	early    int                            // NOT_FOUND answers in a row that came long before the poll time
 }

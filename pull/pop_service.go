@@ -275,7 +275,7 @@ func (s *PopService) pop(p *popPipe) {
 	if p.onAnswer == nil {
 		p.onAnswer = func(res *client.PopResult, err error) { s.answer(p, res, err) }
 	}
-	p.sent = now
+	p.sent, p.addr = now, addr
 	s.inflight.Add(1)
 	s.counters.PopsSent.Add(1)
 	if err := s.cfg.Broker.PopAsync(addr, &h, s.cfg.PollTime+popCallGrace, p.onAnswer); err != nil {
@@ -366,16 +366,21 @@ func (s *PopService) again(p *popPipe, d time.Duration) {
 // returns how many came.
 func (s *PopService) found(p *popPipe, res *client.PopResult) int {
 	r := p.r
-	msgs, err := s.cfg.Decoder.DecodeOwned(res.Body)
-	if err == nil {
-		err = client.SetPopHandles(r.Queue.BrokerName, &res.Header, msgs)
-	}
-	if err != nil {
+	// A record that does not decode ends what decodes: the records before it are
+	// consumed (their handles are the first the answer lists for their queues); it and
+	// those after it come back once their invisible time is over, as Java's would.
+	msgs, decodeErr := s.cfg.Decoder.DecodeOwned(res.Body)
+	if err := client.SetPopHandles(r.Queue.BrokerName, &res.Header, msgs); err != nil {
 		// Without handles the messages cannot be acked: consuming them would only
 		// consume them twice. They come back once their invisible time is over.
 		s.counters.BadAnswers.Add(1)
-		s.logLimited(&s.badAnswerLog, logging.LevelError, "pop answer cannot be read; its messages come back after their invisible time", r, err)
+		s.logLimited(&s.badAnswerLog, logging.LevelError, "pop answer from "+p.addr+" cannot be read; its messages come back after their invisible time", r, err)
 		return 0
+	}
+	if decodeErr != nil {
+		s.counters.BadAnswers.Add(1)
+		s.logLimited(&s.badAnswerLog, logging.LevelError, fmt.Sprintf(
+			"pop answer from %s has a bad record; consuming the %d before it, the rest come back after their invisible time", p.addr, len(msgs)), r, decodeErr)
 	}
 	n := len(msgs)
 	s.counters.Popped.Add(int64(n))

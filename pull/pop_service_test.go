@@ -404,3 +404,32 @@ func TestPopServiceEarlyNotFoundBacksOff(t *testing.T) {
 	require.Zero(t, s.notFoundDelay(p, time.Millisecond), "counting starts again")
 	require.Equal(t, 50*ms, s.notFoundDelay(p, time.Millisecond))
 }
+
+// A record that does not decode ends what is consumed of a pop answer: the records
+// before it get their handles and are dispatched; it and those after come back once
+// their invisible time is over.
+func TestPopServiceBadRecordKeepsWhatDecoded(t *testing.T) {
+	h := newPopHarness(t, nil)
+	h.svc.Submit(h.req)
+	c := h.nextPop(t)
+	hdr := protocol.PopMessageResponse{InvisibleTime: c.h.InvisibleTime, PopTime: time.Now().UnixMilli(), ReviveQID: 3,
+		StartOffsetInfo: string(protocol.AppendStartOffsetInfo(nil, '0', 1, 0)),
+		MsgOffsetInfo:   string(protocol.AppendMsgOffsetInfo(nil, '0', 1, []int64{0, 1, 2, 3}))}
+	b := body(t, "t", 0, 2, "")
+	b = append(b, 0, 0, 0, 99, 1, 2, 3) // a record cut short, where offsets 2 and 3 were
+	c.cb(&client.PopResult{Status: client.PopFound, Header: hdr, Body: b}, nil)
+	var batch *processqueue.PopBatch
+	select {
+	case batch = <-h.disp.batches:
+	case <-time.After(10 * time.Second):
+		t.Fatal("nothing dispatched")
+	}
+	require.Len(t, batch.Msgs(), 2)
+	for i, m := range batch.Msgs() {
+		e, err := protocol.ParseExtraInfo(batch.Entry(i).Handle)
+		require.NoError(t, err)
+		require.Equal(t, m.QueueOffset, e.QueueOffset, "each message acked by its own offset")
+	}
+	require.Equal(t, int64(1), h.svc.Counters().BadAnswers.Load())
+	require.Equal(t, int64(2), h.svc.Counters().Popped.Load())
+}
