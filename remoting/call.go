@@ -23,6 +23,8 @@ type call struct {
 	timer atomic.Pointer[time.Timer]
 	conn  atomic.Pointer[conn] // the connection it was registered on
 	seen  atomic.Uint64        // the frames that connection had received then
+	// seenBytes is the bytes that connection had read then.
+	seenBytes atomic.Uint64
 }
 
 type callResult struct {

@@ -54,6 +54,7 @@ type conn struct {
 	isClosed atomic.Bool
 	activity atomic.Uint64 // frames sent and received
 	received atomic.Uint64 // frames received; written by the read loop only
+	bytesIn  atomic.Uint64 // bytes read from the socket, whole frames or not (see timedOut)
 	handlers atomic.Int32  // handler calls running for the peer's requests
 	swept    uint64        // activity at the owner's last idle sweep; under mu
 
@@ -122,6 +123,7 @@ func (c *conn) send(frame []byte, cl *call) error {
 		}
 		cl.conn.Store(c)
 		cl.seen.Store(c.received.Load())
+		cl.seenBytes.Store(c.bytesIn.Load())
 		c.pending[cl.opaque] = cl
 	}
 	switch {
@@ -316,7 +318,7 @@ func (c *conn) closeErr() error {
 
 func (c *conn) readLoop(wg *sync.WaitGroup) {
 	defer wg.Done()
-	fr := NewFrameReader(c.nc, c.settings.maxFrame)
+	fr := NewFrameReader(countingReader{r: c.nc, n: &c.bytesIn}, c.settings.maxFrame)
 	var batch [][]byte // for uncork's writes
 	var joined []byte
 	var stall stallCheck
