@@ -407,8 +407,9 @@ func (c *conn) writeLoop(wg *sync.WaitGroup) {
 			c.pool.put(b)
 			batch[i] = nil
 		}
-		if err == nil && c.raw != nil {
-			// A deadline left set would fail the senders' writes once it passed.
+		if err == nil {
+			// A deadline left set would fail later writes once it passed: the senders'
+			// on TCP, and on TLS the reply tls.Conn.Read writes itself (to a KeyUpdate).
 			err = c.nc.SetWriteDeadline(time.Time{})
 		}
 		if err != nil {
