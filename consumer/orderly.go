@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/rmqpush/rmqpush/internal/logging"
@@ -42,6 +43,9 @@ type orderlyService struct {
 	queue    *taskQueue
 	workers  workerGroup
 	locks    *queueLocks // nil for broadcasting
+	// stopping is set by stop: a running task ends after its listener call instead of
+	// taking more of the cache, which Shutdown leaves unconsumed.
+	stopping atomic.Bool
 }
 
 func newOrderlyService(c *PushConsumer, l OrderlyListener) *orderlyService {
@@ -62,6 +66,7 @@ func (s *orderlyService) start() {
 }
 
 func (s *orderlyService) stop(ctx context.Context) error {
+	s.stopping.Store(true)
 	s.queue.close()
 	if err := s.workers.wait(ctx); err != nil {
 		return fmt.Errorf("consumer: orderly listener calls still running at shutdown: %w", err)
@@ -119,7 +124,7 @@ func (s *orderlyService) run(r *pull.Request, call *ConsumeCall) {
 	}
 	begin := time.Now()
 	for {
-		if pq.Dropped() {
+		if pq.Dropped() || s.stopping.Load() {
 			return
 		}
 		if s.locks != nil && !s.locks.valid(pq) {
