@@ -16,6 +16,10 @@ import (
 // two clients of the group consume one queue at once.
 type queueLocks struct {
 	c *PushConsumer
+	// mu orders the lock requests for queues in the rebalancer's table (renewAll,
+	// relock) against the unlock of a released queue: no request can reach the broker
+	// after the unlock and lock the queue again for this client, which no longer has it.
+	mu sync.Mutex
 }
 
 // valid reports whether pq may be consumed now: locked, and the lock renewed recently.
@@ -49,11 +53,18 @@ func (l *queueLocks) lockNew(ctx context.Context, q message.Queue, pq *processqu
 // (every lockRenewInterval). A renewed lock refreshes the queue's lock time (which
 // rocketmq-client-go forgets to do); a queue the broker now gives to another client stops
 // being consumed; a queue whose lock comes back after it was lost is checked by regain.
+//
+// A dropped queue still holding its lock is renewed too, as Java does: its removal
+// found a listener call running and keeps it until the call ends; the lock must outlive
+// the call, or the queue's next owner would consume it meanwhile. Its release unlocks
+// it.
 func (l *queueLocks) renewAll() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	byBroker := map[string][]message.Queue{}
 	pqs := l.c.rebalancer.ProcessQueues()
 	for q, pq := range pqs {
-		if !pq.Dropped() {
+		if !pq.Dropped() || pq.Locked() {
 			byBroker[q.BrokerName] = append(byBroker[q.BrokerName], q)
 		}
 	}
@@ -121,6 +132,11 @@ func (l *queueLocks) relock(q message.Queue, pq *processqueue.ProcessQueue) bool
 	if l.valid(pq) {
 		return true
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if pq.Dropped() {
+		return false // released, or about to be: not to be locked again
+	}
 	ctx, cancel := context.WithTimeout(l.c.listenerCtx, l.c.cfg.apiTimeout)
 	defer cancel()
 	locked, err := l.c.inst.LockBatch(ctx, l.c.group, q.BrokerName, []message.Queue{q})
@@ -151,21 +167,24 @@ func (l *queueLocks) release(ctx context.Context, q message.Queue, pq *processqu
 }
 
 // unlock is the rebalancer's AfterRemove for orderly clustering: the offset is
-// persisted, so the broker lock can go to the queue's next owner.
+// persisted, so the broker lock can go to the queue's next owner. Under mu, and marked
+// unlocked first, so no renewal locks it again.
 func (l *queueLocks) unlock(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue) {
 	defer pq.UnlockConsume()
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.unlockBroker(ctx, q, pq)
 }
 
-// unlockBroker releases the broker lock of q. It runs even when ctx is already done
-// (a cancelled rebalance, a shutdown out of time), within the request timeout: a lock
-// left behind blocks the queue's next owner until the broker's lock expiry.
+// unlockBroker releases the broker lock of q, which pq no longer counts on, even if
+// the call fails. It runs even when ctx is already done (a cancelled rebalance, a
+// shutdown out of time), within the request timeout: a lock left behind blocks the
+// queue's next owner until the broker's lock expiry.
 func (l *queueLocks) unlockBroker(ctx context.Context, q message.Queue, pq *processqueue.ProcessQueue) {
+	pq.SetLocked(false, time.Now())
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.cfg.apiTimeout)
 	defer cancel()
 	if err := l.c.inst.UnlockBatch(ctx, l.c.group, q.BrokerName, []message.Queue{q}); err != nil {
 		l.c.logf(logging.LevelWarn, "unlocking an orderly queue failed; the broker frees it when the lock expires", q, err)
-		return
 	}
-	pq.SetLocked(false, time.Now())
 }
