@@ -118,7 +118,7 @@ func (l *queueLocks) regain(ctx context.Context, q message.Queue, pq *processque
 		return false
 	}
 	if found && theirs > mine {
-		l.c.rebalancer.Forget(q)
+		l.c.rebalancer.Forget(q, pq)
 		return false
 	}
 	pq.SetLocked(true, time.Now())

@@ -8,6 +8,7 @@ import (
 	"github.com/rmqpush/rmqpush/internal/logging"
 	"github.com/rmqpush/rmqpush/message"
 	"github.com/rmqpush/rmqpush/offset"
+	"github.com/rmqpush/rmqpush/processqueue"
 	"github.com/rmqpush/rmqpush/pull"
 )
 
@@ -89,18 +90,21 @@ func (r *Rebalancer) ResetOffsets(ctx context.Context, topic string, offsets map
 	r.Trigger()
 }
 
-// Forget drops a queue without persisting its offset, and creates it again at the next
-// pass, from the offset stored on the broker. Orderly consumption calls it when this
+// Forget drops pq, q's process queue, without persisting its offset, and creates q
+// again from the offset stored on the broker. Orderly consumption calls it when this
 // client regains a queue's lock and finds that another client consumed it further
 // meanwhile: this client's cached messages and in-memory offset are stale, and
-// persisting them would move the group's offset back.
-func (r *Rebalancer) Forget(q message.Queue) {
+// persisting them would move the group's offset back. The queue stays in the table,
+// dropped, for the next pass to release it as any dropped queue (BeforeRemove waits for
+// the listener call in progress, so no call on the new queue overlaps it) and create
+// it again. It does nothing if pq is no longer q's (a stale regain).
+func (r *Rebalancer) Forget(q message.Queue, pq *processqueue.ProcessQueue) {
 	r.mu.Lock()
 	req, ok := r.table[q]
+	ok = ok && req.PQ == pq
 	if ok {
-		req.PQ.SetDropped(true)
-		req.PQ.Discard()
-		delete(r.table, q)
+		pq.SetDropped(true)
+		pq.Discard() // the call in progress must not store its offset
 	}
 	r.mu.Unlock()
 	if ok {
