@@ -22,6 +22,18 @@ type queueLocks struct {
 	mu sync.Mutex
 }
 
+// brokerLockExpiry is how long a broker keeps a lock that is not renewed (its
+// rebalanceLockMaxLiveTime, 60 s by default).
+const brokerLockExpiry = 60 * time.Second
+
+// heldAllAlong reports whether pq's lock, granted by the broker now, was held since it
+// was last obtained: pq counts it as locked and obtained it within the broker's expiry.
+// A lock that lapsed (renewals failed through a partition) may have gone to another
+// client meanwhile, which may have consumed the queue further: regain checks that.
+func heldAllAlong(pq *processqueue.ProcessQueue, now time.Time) bool {
+	return pq.Locked() && now.Sub(pq.LastLockTime()) < brokerLockExpiry
+}
+
 // valid reports whether pq may be consumed now: locked, and the lock renewed recently.
 func (l *queueLocks) valid(pq *processqueue.ProcessQueue) bool {
 	return pq.Locked() && !pq.LockExpired(time.Now())
@@ -52,7 +64,8 @@ func (l *queueLocks) lockNew(ctx context.Context, q message.Queue, pq *processqu
 // renewAll renews the locks of every assigned queue, one LOCK_BATCH_MQ per broker
 // (every lockRenewInterval). A renewed lock refreshes the queue's lock time (which
 // rocketmq-client-go forgets to do); a queue the broker now gives to another client stops
-// being consumed; a queue whose lock comes back after it was lost is checked by regain.
+// being consumed; a queue whose lock comes back after it was lost, or after it lapsed
+// past the broker's expiry, is checked by regain.
 //
 // A dropped queue still holding its lock is renewed too, as Java does: its removal
 // found a listener call running and keeps it until the call ends; the lock must outlive
@@ -88,7 +101,7 @@ func (l *queueLocks) renewAll() {
 			for _, q := range qs {
 				pq := pqs[q]
 				switch {
-				case granted[q] && pq.Locked():
+				case granted[q] && heldAllAlong(pq, now):
 					pq.SetLocked(true, now)
 				case granted[q]:
 					l.regain(ctx, q, pq)
@@ -102,7 +115,8 @@ func (l *queueLocks) renewAll() {
 	wg.Wait()
 }
 
-// regain is called when the lock of a queue that had lost it is granted again. If
+// regain is called when the lock of a queue that had lost it (or let it lapse) is
+// granted again. If
 // another client consumed the queue further meanwhile (the broker's offset is beyond
 // this client's), this client's cache and offset are stale: the queue is forgotten,
 // without persisting, and recreated from the broker's offset. Otherwise consumption
@@ -143,8 +157,8 @@ func (l *queueLocks) relock(q message.Queue, pq *processqueue.ProcessQueue) bool
 	if err != nil || len(locked) != 1 || locked[0] != q {
 		return false
 	}
-	if pq.Locked() { // only the lock time had run out
-		pq.SetLocked(true, time.Now())
+	if now := time.Now(); heldAllAlong(pq, now) { // only the lock time had run out
+		pq.SetLocked(true, now)
 		return true
 	}
 	return l.regain(ctx, q, pq)
