@@ -2,6 +2,7 @@ package rebalance
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -48,6 +49,14 @@ func (r *Rebalancer) OffsetIllegal(req *pull.Request, next int64) {
 	r.illegal = append(r.illegal, illegalOffset{r: req, next: next})
 	r.illegalMu.Unlock()
 	r.Trigger()
+}
+
+// illegalPending reports whether an illegal-offset report about req waits for the next
+// pass.
+func (r *Rebalancer) illegalPending(req *pull.Request) bool {
+	r.illegalMu.Lock()
+	defer r.illegalMu.Unlock()
+	return slices.ContainsFunc(r.illegal, func(it illegalOffset) bool { return it.r == req })
 }
 
 // applyIllegalOffsets restarts the queues whose offset the broker rejected, as Java 5

@@ -325,9 +325,12 @@ func (r *Rebalancer) update(ctx context.Context, topic string, all, mine []messa
 		held = true
 		if !slices.Contains(mine, q) {
 			lost = append(lost, req)
-		} else if req.PQ.PullExpired(now) || req.PQ.Dropped() {
+		} else if (req.PQ.PullExpired(now) || req.PQ.Dropped()) && !r.illegalPending(req) {
 			// Not pulled for too long, or dropped and kept (a removal BeforeRemove
-			// deferred, a lost orderly lock): recreate it.
+			// deferred, a lost orderly lock): recreate it. One dropped for an illegal
+			// offset after this pass applied those is left to the next pass, which
+			// restarts it at the offset the broker gave (recreating it here would read
+			// the offset the broker just rejected).
 			expired = append(expired, req)
 		}
 	}
