@@ -275,9 +275,16 @@ func (s *concurrentService) expire(r *pull.Request, now time.Time) {
 // ignored for them. A message whose send-back failed stays and is tried at a later
 // check. Broadcasting never retries (Java's send-back there goes to a retry topic no
 // broadcasting consumer reads): the message is dropped, with a warning.
+//
+// Each message is checked to be still cached just before its own send-back, not once
+// for all: a send-back can take seconds, and a listener call that returns meanwhile
+// removes its messages, which are consumed and must not be redelivered.
 func (s *concurrentService) sendBackExpired(t task) {
 	pq := t.req.PQ
-	for _, m := range pq.Cached(t.msgs) {
+	for _, m := range t.msgs {
+		if !pq.Holds(m) {
+			continue // consumed, or sent back, since the sweep picked it
+		}
 		if s.c.cfg.model == Broadcasting {
 			s.c.logMsg(logging.LevelWarn, "listener call past the consume timeout; broadcasting drops the message", t.req.Queue, m, nil)
 		} else {
