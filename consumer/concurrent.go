@@ -132,13 +132,17 @@ func (s *concurrentService) consume(t task, cc *ConcurrentlyContext, call *Consu
 	status, panicked := s.call(ctx, t.msgs, cc)
 	end := clock.now() // also the queue's last consume time: one clock read less per call
 	took := end.Sub(begin)
+	// The listener's AckIndex clamped to the batch: the raw value may be anything
+	// (MaxInt meaning "all", or below -1), which would overflow or turn the counts
+	// negative.
+	ack := ackIndex(status, cc.AckIndex, len(t.msgs))
 	if call != nil {
 		call.Took, call.Status, call.Success = took, status.String(), status == ConsumeSuccess
-		call.AckIndex = ackIndex(status, cc.AckIndex, len(t.msgs))
+		call.AckIndex = ack
 		call.ReturnType = returnType(panicked, call.Success, took >= s.c.cfg.consumeTimeout)
 		s.c.hooks.endCall(ctx, call)
 	}
-	s.c.stats.consumed(q.Topic, took, status == ConsumeSuccess, len(t.msgs), cc.AckIndex)
+	s.c.stats.consumed(q.Topic, took, status == ConsumeSuccess, len(t.msgs), ack)
 	s.apply(t, status, cc, end)
 }
 

@@ -98,7 +98,7 @@ func (s *concurrentService) consumePop(t task, cc *ConcurrentlyContext, call *Co
 		call.ReturnType = returnType(panicked, call.Success, took >= s.c.cfg.consumeTimeout)
 		s.c.hooks.endCall(ctx, call)
 	}
-	s.c.stats.consumed(q.Topic, took, status == ConsumeSuccess, len(msgs), cc.AckIndex)
+	s.c.stats.consumed(q.Topic, took, status == ConsumeSuccess, len(msgs), ack)
 	k := 0 // index in msgs
 	for j := range t.msgs {
 		if !(*valid)[j] {

@@ -151,7 +151,8 @@ func (s *stats) pulled(topic string, rt time.Duration, found int) {
 }
 
 // consumed records a listener call over n messages of which those up to ackIndex
-// succeeded (all when ok and ackIndex >= n-1).
+// succeeded (all when ok and ackIndex >= n-1). ackIndex must be clamped to [-1, n-1]
+// (see ackIndex): the listener's raw value may overflow ackIndex+1.
 func (s *stats) consumed(topic string, took time.Duration, ok bool, n, ackIndex int) {
 	tc := s.topic(topic)
 	tc.calls.Add(1)

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"math"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -59,4 +60,34 @@ func TestSweepSkipsMessagesConsumedMeanwhile(t *testing.T) {
 	// The sweep goes on now; the next send-back, if any, follows at once.
 	time.Sleep(300 * time.Millisecond)
 	require.Equal(t, 1, b.Requests(protocol.RequestConsumerSendMsgBack), "send-backs of messages already consumed")
+}
+
+// Stats count a ConsumeSuccess call with the AckIndex clamped to the batch, as its
+// result is applied: the raw math.MaxInt (meaning "all", as the default MaxInt32 does)
+// overflowed, and a value below -1 made the counts negative.
+func TestStatsClampAckIndex(t *testing.T) {
+	for _, ack := range []int{math.MaxInt, -3} {
+		t.Run("", func(t *testing.T) {
+			c := newCluster(t, fakebroker.WithTopic("t", 1), fastDelays())
+			produce(t, c, "t", "m", 1, "")
+			var calls atomic.Int32
+			pc := startConsumer(t, "g", "t", consumer.All(), fastOptions(c),
+				func(_ context.Context, msgs []*message.Ext, cc *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
+					if calls.Add(1) == 1 {
+						cc.AckIndex = ack
+					}
+					return consumer.ConsumeSuccess
+				})
+			defer shutdown(t, pc)
+			var ts consumer.TopicStats
+			waitFor(t, 10*time.Second, "the first call counted", func() bool {
+				ts = pc.Stats().Topics["t"]
+				return ts.ConsumedMsgs+ts.ConsumeFailedMsgs >= 1
+			})
+			t.Logf("ack %d: consumed %d failed %d", ack, ts.ConsumedMsgs, ts.ConsumeFailedMsgs)
+			require.GreaterOrEqual(t, ts.ConsumedMsgs, int64(0))
+			require.GreaterOrEqual(t, ts.ConsumeFailedMsgs, int64(0))
+			require.LessOrEqual(t, ts.ConsumedMsgs+ts.ConsumeFailedMsgs, int64(calls.Load()))
+		})
+	}
 }
