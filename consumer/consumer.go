@@ -310,18 +310,35 @@ func (c *PushConsumer) sendBack(msg *message.Ext, delayLevel int32) bool {
 	return true
 }
 
-// sentBack tells the send-back hooks about e, which began at begin. The broker puts a
-// message in the dead-letter queue when the delay level is negative or its reconsume
-// times reached the maximum (and the fallback's copy, with one more, is past it).
+// sentBack tells the send-back hooks about e, which began at begin, with DeadLetter set
+// by deadLetter.
 func (c *PushConsumer) sentBack(e SendBackEvent, begin time.Time, maxReconsumeTimes int32) {
 	if len(c.hooks.sendBack) == 0 {
 		return
 	}
 	e.Group, e.ClientID = c.names.UserGroup, c.clientID
-	e.DeadLetter = e.DelayLevel < 0 || e.Msg.ReconsumeTimes >= maxReconsumeTimes
+	e.DeadLetter = deadLetter(e, maxReconsumeTimes)
 	e.Took = time.Since(begin)
 	for _, h := range c.hooks.sendBack {
 		h.OnSendBack(e)
+	}
+}
+
+// deadLetter reports whether the send-back e put its message in %DLQ%<group>, by the
+// broker's rules for the path it took. CONSUMER_SEND_MSG_BACK dead-letters with a
+// negative delay level or when the message's reconsume times reached the maximum. The
+// fallback's copy ignores the delay level and carries one more reconsume time, which
+// the broker dead-letters when it exceeds the maximum (5.x compares with >; older
+// brokers with >= also dead-letter the copy that only reaches it, which this does not
+// report). Nothing is dead-lettered when both failed.
+func deadLetter(e SendBackEvent, maxReconsumeTimes int32) bool {
+	switch {
+	case e.Err != nil:
+		return false
+	case e.Fallback:
+		return e.Msg.ReconsumeTimes >= maxReconsumeTimes // the copy's +1 > max, without overflow
+	default:
+		return e.DelayLevel < 0 || e.Msg.ReconsumeTimes >= maxReconsumeTimes
 	}
 }
 

@@ -141,7 +141,7 @@ type SendBackEvent struct {
 	ClientID   string        // the consumer's client id
 	Msg        *message.Ext  // the message
 	DelayLevel int32         // the delay level asked for (0: the broker's choice; -1: dead letter)
-	DeadLetter bool          // the message goes to %DLQ%<group>: delay level -1, or ReconsumeTimes at MaxReconsumeTimes
+	DeadLetter bool          // the send-back put the message in %DLQ%<group>: without Fallback, delay level -1 or ReconsumeTimes at MaxReconsumeTimes; with Fallback (the delay level is not sent), ReconsumeTimes+1 past MaxReconsumeTimes; never with Err
 	Fallback   bool          // CONSUMER_SEND_MSG_BACK failed and a copy was sent to the retry topic instead
 	Took       time.Duration // how long it took, fallback included
 	Err        error         // non-nil when the message could not be handed back at all

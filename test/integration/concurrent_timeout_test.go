@@ -91,3 +91,42 @@ func TestStatsClampAckIndex(t *testing.T) {
 		})
 	}
 }
+
+// fallbackHook counts the fallback send-backs that worked, and those of them reported
+// dead-lettered.
+type fallbackHook struct{ dead, fallback atomic.Int32 }
+
+func (h *fallbackHook) OnSendBack(e consumer.SendBackEvent) {
+	if e.Err == nil && e.Fallback {
+		h.fallback.Add(1)
+		if e.DeadLetter {
+			h.dead.Add(1)
+		}
+	}
+}
+
+// DelayLevelWhenNextConsume -1 with a failed CONSUMER_SEND_MSG_BACK: the fallback puts a
+// copy in the retry topic (as Java, whose fallback ignores the delay level), so the hook
+// must not report it dead-lettered.
+func TestHookDeadLetterOnFallback(t *testing.T) {
+	c := newCluster(t, fakebroker.WithTopic("t", 1), fastDelays())
+	b := c.Brokers()[0]
+	_, err := b.Inject(fakebroker.Fault{Code: protocol.RequestConsumerSendMsgBack, Fail: protocol.ResponseSystemError})
+	require.NoError(t, err)
+	produce(t, c, "t", "m", 1, "")
+	h := &fallbackHook{}
+	var calls atomic.Int32
+	pc := startConsumer(t, "g", "t", consumer.All(), fastOptions(c, consumer.WithHooks(h)),
+		func(_ context.Context, msgs []*message.Ext, cc *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
+			if calls.Add(1) == 1 {
+				cc.DelayLevelWhenNextConsume = -1
+				return consumer.ReconsumeLater
+			}
+			return consumer.ConsumeSuccess
+		})
+	defer shutdown(t, pc)
+	waitFor(t, 10*time.Second, "the fallback", func() bool { return h.fallback.Load() == 1 })
+	waitFor(t, 10*time.Second, "the copy", func() bool { return len(c.RetryMessages("g")) == 1 })
+	require.Empty(t, c.DLQMessages("g"))
+	require.Zero(t, h.dead.Load(), "hook said DeadLetter but the copy went to the retry topic")
+}
