@@ -23,32 +23,52 @@ const (
 	timeoutDelayLevel = 3
 	// defaultMaxReconsumeConcurrently is MaxReconsumeTimes -1 for concurrent consumers.
 	defaultMaxReconsumeConcurrently = 16
+	// sweepBacklog bounds the batches of expired messages waiting for the sweeper; when
+	// it is full, the next check (a second later) finds them again.
+	sweepBacklog = 256
 )
 
 // concurrentService is the concurrent consume service: a fixed pool of workers fed by a
 // taskQueue. It applies Java's result rules (ackIndex, send-back, its fallback, local
 // re-consumption, increase-only offset updates) and the consume timeout.
+//
+// The messages past the consume timeout are sent back by a goroutine of their own, the
+// sweeper, as Java's cleanExpiredMsg runs on its own scheduled thread: on the workers
+// they would wait behind the very listener calls that are stuck, and with every worker
+// stuck nothing would send them back.
 type concurrentService struct {
-	c        *PushConsumer
-	listener ConcurrentlyListener
-	queue    *taskQueue
-	workers  workerGroup
+	c         *PushConsumer
+	listener  ConcurrentlyListener
+	queue     *taskQueue
+	workers   workerGroup
+	sweep     chan task     // expired batches for the sweeper; bounded, never closed
+	sweepStop chan struct{} // closed by stop: the sweeper returns
+	sweeper   workerGroup   // the sweeper, started by start and stopped by stop
 }
 
 func newConcurrentService(c *PushConsumer, l ConcurrentlyListener) *concurrentService {
-	return &concurrentService{c: c, listener: l, queue: newTaskQueue()}
+	return &concurrentService{c: c, listener: l, queue: newTaskQueue(),
+		sweep: make(chan task, sweepBacklog), sweepStop: make(chan struct{})}
 }
 
-func (s *concurrentService) start() { s.workers.start(s.c.cfg.consumeGoroutines, s.work) }
+func (s *concurrentService) start() {
+	s.workers.start(s.c.cfg.consumeGoroutines, s.work)
+	s.sweeper.start(1, s.sweepExpired)
+}
 
-// stop drops the queued batches and waits, within ctx, for the listener calls in flight.
-// The popped messages dropped are abandoned.
+// stop stops the sweeper (after the send-back it is making), drops the queued batches
+// and waits, within ctx, for the listener calls in flight and the sweeper. The popped
+// messages dropped are abandoned. Expired batches left to the sweeper stay cached.
 func (s *concurrentService) stop(ctx context.Context) error {
+	close(s.sweepStop)
 	for _, t := range s.queue.close() {
 		s.abandon(t.pop.r, t.pop.batch, t.pop.first, t.pop.first+len(t.msgs))
 	}
 	if err := s.workers.wait(ctx); err != nil {
 		return fmt.Errorf("consumer: listener calls still running at shutdown: %w", err)
+	}
+	if err := s.sweeper.wait(ctx); err != nil {
+		return fmt.Errorf("consumer: a timed-out message's send-back still running at shutdown: %w", err)
 	}
 	return nil
 }
@@ -79,8 +99,6 @@ func (s *concurrentService) work() {
 		switch {
 		case t.pop != nil:
 			s.consumePop(t, cc, call, &clock, &valid) // pop.go
-		case t.expired:
-			s.sendBackExpired(t)
 		default:
 			s.consume(t, cc, call, &clock)
 		}
@@ -262,23 +280,43 @@ func containsMsg(list []*message.Ext, m *message.Ext) bool {
 
 // expire finds the messages of pq whose listener call has run longer than the consume
 // timeout (Java's cleanExpiredMsg, checked every second here instead of every 15
-// minutes) and hands them to the workers, which send them back so the offset can move
-// on: the scheduler must not wait on the network. Each is stamped again so the next
-// check does not hand it over twice.
+// minutes) and hands them to the sweeper, which sends them back so the offset can move
+// on: the scheduler must not wait on the network. Each handed over is stamped again so
+// the next check does not hand it over twice; with the sweeper's backlog full, none is,
+// and the next check finds them again.
 func (s *concurrentService) expire(r *pull.Request, now time.Time) {
 	expired := r.PQ.Expired(now, s.c.cfg.consumeTimeout, 16)
 	if len(expired) == 0 {
 		return
 	}
-	r.PQ.MarkConsumeStart(expired, now)
-	s.queue.push(task{req: r, msgs: expired, expired: true})
+	select {
+	case s.sweep <- task{req: r, msgs: expired}:
+		// Stamped after the hand-over: one the sweeper already removed is not cached,
+		// and the stamp skips it; one it could not send back is tried a timeout later.
+		r.PQ.MarkConsumeStart(expired, now)
+	default:
+	}
+}
+
+// sweepExpired is the sweeper: it sends back the expired batches expire hands over,
+// until stop.
+func (s *concurrentService) sweepExpired() {
+	for {
+		select {
+		case <-s.sweepStop:
+			return
+		case t := <-s.sweep:
+			s.sendBackExpired(t)
+		}
+	}
 }
 
 // sendBackExpired sends back messages past the consume timeout (level 3) and removes
 // those it could, so the offset moves past them; the listener call's own result is then
 // ignored for them. A message whose send-back failed stays and is tried at a later
 // check. Broadcasting never retries (Java's send-back there goes to a retry topic no
-// broadcasting consumer reads): the message is dropped, with a warning.
+// broadcasting consumer reads): the message is dropped, with a warning. It gives up
+// between messages when stop is called; those left stay cached.
 //
 // Each message is checked to be still cached just before its own send-back, not once
 // for all: a send-back can take seconds, and a listener call that returns meanwhile
@@ -286,6 +324,11 @@ func (s *concurrentService) expire(r *pull.Request, now time.Time) {
 func (s *concurrentService) sendBackExpired(t task) {
 	pq := t.req.PQ
 	for _, m := range t.msgs {
+		select {
+		case <-s.sweepStop:
+			return
+		default:
+		}
 		if !pq.Holds(m) {
 			continue // consumed, or sent back, since the sweep picked it
 		}

@@ -14,11 +14,10 @@ import (
 // consumption (pop set, req nil), one listener call on msgs, the messages first to
 // first+len(msgs) of a popped batch.
 type task struct {
-	req     *pull.Request
-	msgs    []*message.Ext
-	relock  bool     // orderly: lock the queue first
-	expired bool     // concurrent: msgs are past the consume timeout; send them back
-	pop     *popTask // POP: where msgs come from; nil otherwise
+	req    *pull.Request
+	msgs   []*message.Ext
+	relock bool     // orderly: lock the queue first
+	pop    *popTask // POP: where msgs come from; nil otherwise
 }
 
 // popTask is where a POP task's messages come from. The tasks of one popped batch share

@@ -130,3 +130,28 @@ func TestHookDeadLetterOnFallback(t *testing.T) {
 	require.Empty(t, c.DLQMessages("g"))
 	require.Zero(t, h.dead.Load(), "hook said DeadLetter but the copy went to the retry topic")
 }
+
+// The timeout sweep's send-backs run on a goroutine of their own, as Java's
+// cleanExpiredMsg runs on its own scheduled thread: on the consume workers, a stuck
+// message waited behind the stuck listener call itself, and with every worker stuck it
+// was never sent back.
+func TestSweepRunsWhileWorkersStuck(t *testing.T) {
+	c := newCluster(t, fakebroker.WithTopic("t", 1), fastDelays())
+	b := c.Brokers()[0]
+	produce(t, c, "t", "m", 1, "")
+	release := make(chan struct{})
+	pc := startConsumer(t, "g", "t", consumer.All(), fastOptions(c,
+		consumer.WithConsumeGoroutineNums(1), consumer.WithConsumeTimeout(time.Second)),
+		func(ctx context.Context, msgs []*message.Ext, _ *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return consumer.ConsumeSuccess
+		})
+	defer shutdown(t, pc)
+	defer close(release)
+	waitFor(t, 10*time.Second, "the stuck message sent back after the consume timeout", func() bool {
+		return b.Requests(protocol.RequestConsumerSendMsgBack) > 0
+	})
+}
