@@ -17,7 +17,9 @@
 // later retry (through %RETRY%<group>, then %DLQ%<group> after MaxReconsumeTimes).
 //
 // Goroutines, all owned by the PushConsumer and ended by Shutdown: the pull service (1),
-// the rebalancer (1), the consume workers (ConsumeGoroutineNums), a scheduler (offset
+// the rebalancer (1), the consume workers (ConsumeGoroutineNums) and, for concurrent
+// consumption, the sweeper that sends back messages past the consume timeout (1), a
+// scheduler (offset
 // persistence, consume timeouts, delayed re-consumption), and those of the client
 // instance (a scheduler, and a read and a write loop per broker connection).
 package consumer
