@@ -245,7 +245,7 @@ func (s *concurrentService) apply(t task, status ConcurrentlyStatus, cc *Concurr
 		}
 	}
 	if off := t.req.PQ.RemoveAt(done, now); off >= 0 && !t.req.PQ.Discarded() {
-		s.c.offsets.Update(t.req.Queue, off, true)
+		s.c.offsets.UpdateFor(t.req.Lease, off, true)
 	}
 }
 
@@ -341,7 +341,7 @@ func (s *concurrentService) sendBackExpired(t task) {
 			}
 		}
 		if off := pq.Remove([]*message.Ext{m}); off >= 0 && !pq.Discarded() {
-			s.c.offsets.Update(t.req.Queue, off, true)
+			s.c.offsets.UpdateFor(t.req.Lease, off, true)
 		}
 	}
 }

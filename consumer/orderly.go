@@ -200,7 +200,7 @@ func (s *orderlyService) consumeBatch(r *pull.Request, msgs []*message.Ext, call
 	// this call (it waits for the consume lock). Only a discarded queue's results are
 	// void (a corrected or reset offset, or a removal already final).
 	if off, committed := pq.Commit(); committed && !pq.Discarded() {
-		s.c.offsets.Update(q, off, false)
+		s.c.offsets.UpdateFor(r.Lease, off, false)
 	}
 	return !pq.Dropped()
 }

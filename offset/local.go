@@ -202,10 +202,22 @@ func writeAtomically(path string, data []byte) error {
 	return nil
 }
 
-// Remove ends a freeze of q's offset and keeps the offset: every write of the file
+// Remove ends a freeze of q's offset, and its lease, and keeps the offset: every write of the file
 // writes the whole table, so a queue forgotten here would vanish from the file at the
 // next write, and start over from ConsumeFromWhere after a restart.
 func (s *LocalStore) Remove(q message.Queue) { s.table.unfreeze(q) }
+
+// Begin ends a freeze of q's offset, keeping the offset (see Remove), and starts a new
+// lease of q; see Store.
+func (s *LocalStore) Begin(q message.Queue) Lease {
+	s.table.unfreeze(q)
+	return s.table.begin(q)
+}
+
+// UpdateFor sets the in-memory offset of l's queue if l is its current lease; see Store.
+func (s *LocalStore) UpdateFor(l Lease, offset int64, increaseOnly bool) {
+	s.table.updateFor(l, offset, increaseOnly)
+}
 
 // Table returns a copy of the in-memory offsets.
 func (s *LocalStore) Table() map[message.Queue]int64 { return s.table.snapshot() }

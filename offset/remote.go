@@ -165,8 +165,20 @@ func notSent(err error) bool {
 	return errors.As(err, &d) && d.Dialing()
 }
 
-// Remove forgets the in-memory offset of q.
+// Remove forgets the in-memory offset of q and ends its lease.
 func (s *RemoteStore) Remove(q message.Queue) { s.table.remove(q) }
+
+// Begin forgets the in-memory offset of q (its new owner reads it from the broker) and
+// starts a new lease of q; see Store.
+func (s *RemoteStore) Begin(q message.Queue) Lease {
+	s.table.remove(q)
+	return s.table.begin(q)
+}
+
+// UpdateFor sets the in-memory offset of l's queue if l is its current lease; see Store.
+func (s *RemoteStore) UpdateFor(l Lease, offset int64, increaseOnly bool) {
+	s.table.updateFor(l, offset, increaseOnly)
+}
 
 // Table returns a copy of the in-memory offsets.
 func (s *RemoteStore) Table() map[message.Queue]int64 { return s.table.snapshot() }

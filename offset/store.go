@@ -37,6 +37,17 @@ func (t ReadType) String() string {
 // queue: a new group. The caller then starts where its consume-from-where says.
 const NoOffset int64 = -1
 
+// Lease is one assignment of a queue to this client, begun by Store.Begin and ended by
+// Store.Remove or the next Begin. A write made through an ended lease (UpdateFor) is
+// ignored: it is the late result of an earlier assignment — a listener call or a pull
+// answer that outlived its queue's removal, or an offset reset that made the queue
+// anew — and applying it would move the offset of a queue this client no longer owns,
+// or past the reset. The zero Lease writes nothing.
+type Lease struct {
+	q  message.Queue
+	id uint64
+}
+
 // Store holds a group's consume offsets. All methods are safe for concurrent use.
 type Store interface {
 	// Load reads what the backing store holds at start (a file), if anything.
@@ -44,6 +55,12 @@ type Store interface {
 	// Update sets the in-memory offset of q. With increaseOnly, a smaller offset than the
 	// one held is ignored. An offset frozen by UpdateAndFreeze is not changed.
 	Update(q message.Queue, offset int64, increaseOnly bool)
+	// Begin starts a new assignment of q to this client, as Remove ends one, and
+	// returns the lease its writers update q's offset through (UpdateFor).
+	Begin(q message.Queue) Lease
+	// UpdateFor is Update for a writer that may be late (a listener result, a pull
+	// answer): it does nothing unless l is still q's current lease.
+	UpdateFor(l Lease, offset int64, increaseOnly bool)
 	// UpdateAndFreeze sets the in-memory offset of q and freezes it: later Updates are
 	// ignored until Remove. Used when the broker corrects an illegal offset or an admin
 	// resets offsets, so that consume results still in flight cannot overwrite it.
@@ -72,7 +89,7 @@ type Store interface {
 	// EndPullCommit releases a claim of BeginPullCommit: outcome says whether the
 	// broker stored the offset.
 	EndPullCommit(c PullCommit, outcome CommitOutcome)
-	// Remove ends a freeze of q's offset. The remote store also forgets the in-memory
+	// Remove ends a freeze of q's offset, and q's lease. The remote store also forgets the in-memory
 	// offset (the queue's next owner reads it from the broker); the local store keeps
 	// it, as its file holds every queue's offset (Java's LocalFileOffsetStore.removeOffset
 	// does nothing).

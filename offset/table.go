@@ -24,18 +24,48 @@ type entry struct {
 type table struct {
 	mu      sync.Mutex
 	entries map[message.Queue]*entry
-	settled chan struct{} // closed when a write in flight ends; nil when nobody waits
-	grace   time.Duration // unsureGrace
-	maxWait time.Duration // maxCommitWait
-	commit  func()        // the commit hook (see commit.go), or nil
+	settled chan struct{}            // closed when a write in flight ends; nil when nobody waits
+	grace   time.Duration            // unsureGrace
+	maxWait time.Duration            // maxCommitWait
+	commit  func()                   // the commit hook (see commit.go), or nil
+	leases  map[message.Queue]uint64 // each queue's current lease (see Lease); none: absent
+	leased  uint64                   // the last lease given
 }
 
 func newTable() table {
-	return table{entries: make(map[message.Queue]*entry), grace: unsureGrace, maxWait: maxCommitWait}
+	return table{entries: make(map[message.Queue]*entry), leases: make(map[message.Queue]uint64),
+		grace: unsureGrace, maxWait: maxCommitWait}
 }
+
+// begin starts a new lease of q, ending the one it had.
+func (t *table) begin(q message.Queue) Lease {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.leased++
+	t.leases[q] = t.leased
+	return Lease{q: q, id: t.leased}
+}
+
+// endLeaseLocked ends q's lease. t.mu is held.
+func (t *table) endLeaseLocked(q message.Queue) { delete(t.leases, q) }
 
 func (t *table) update(q message.Queue, offset int64, increaseOnly bool) {
 	t.mu.Lock()
+	t.updateLocked(q, offset, increaseOnly)
+}
+
+// updateFor is update through l: nothing when l is not its queue's current lease.
+func (t *table) updateFor(l Lease, offset int64, increaseOnly bool) {
+	t.mu.Lock()
+	if l.id == 0 || t.leases[l.q] != l.id {
+		t.mu.Unlock()
+		return
+	}
+	t.updateLocked(l.q, offset, increaseOnly)
+}
+
+// updateLocked is update with t.mu held; it unlocks it.
+func (t *table) updateLocked(q message.Queue, offset int64, increaseOnly bool) {
 	e, ok := t.entries[q]
 	if !ok {
 		e = &entry{offset: offset, persisted: -1}
@@ -142,18 +172,22 @@ func (t *table) markPersisted(q message.Queue, offset int64) {
 }
 
 // unfreeze lets Update change q's offset again.
+// unfreeze ends a freeze of q's offset, and q's lease.
 func (t *table) unfreeze(q message.Queue) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if e, ok := t.entries[q]; ok {
 		e.frozen = false
 	}
+	t.endLeaseLocked(q)
 }
 
+// remove forgets q's offset, and ends q's lease.
 func (t *table) remove(q message.Queue) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.entries, q)
+	t.endLeaseLocked(q)
 }
 
 func (t *table) snapshot() map[message.Queue]int64 {

@@ -62,7 +62,9 @@ func TestFilterRefusingEverythingMovesTheOffset(t *testing.T) {
 		c.Filter = func(message.Queue, *message.Ext) bool { return false }
 	})
 	pq := processqueue.New(time.Now())
-	h.svc.Submit(NewRequest(testQueue, pq, 10))
+	r := NewRequest(testQueue, pq, 10)
+	r.Lease = h.offsets.Begin(testQueue)
+	h.svc.Submit(r)
 	c := h.nextCall(t)
 	c.cb(&client.PullResult{Status: client.PullFound, NextBeginOffset: 13, MaxOffset: 20, Body: body(t, "t", 10, 13, "a")}, nil)
 	c = h.nextCall(t)

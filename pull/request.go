@@ -19,6 +19,11 @@ type Request struct {
 	PQ    *processqueue.ProcessQueue // its cache
 	// NextOffset is the queue offset the next pull starts at.
 	NextOffset int64
+	// Lease is the queue's assignment in the offset store, which the pull service and
+	// the consume services write its offset through: writes that outlive the
+	// assignment are ignored. The rebalancer sets it before the first pull; without it
+	// (the zero Lease) nothing writes the queue's offset.
+	Lease offset.Lease
 
 	brokerID  int64 // the node the broker suggested pulling from next; 0 is the master
 	brokerMax int64 // the queue's max offset in the last answer; -1 before the first

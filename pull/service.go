@@ -257,7 +257,7 @@ func (s *Service) onAnswer(r *Request, sub protocol.SubscriptionData, sent time.
 		if r.PQ.Count() == 0 {
 			// Java's correctTagsOffset: nothing is cached, so everything before the next
 			// offset is consumed (or filtered out).
-			s.cfg.Offsets.Update(r.Queue, res.NextBeginOffset, true)
+			s.cfg.Offsets.UpdateFor(r.Lease, res.NextBeginOffset, true)
 		}
 		s.pullNow(r)
 	case client.PullOffsetIllegal:
@@ -299,7 +299,7 @@ func (s *Service) found(r *Request, sub protocol.SubscriptionData, sent time.Tim
 	r.NextOffset = next
 	if len(msgs) == 0 {
 		if r.PQ.Count() == 0 {
-			s.cfg.Offsets.Update(r.Queue, next, true) // all filtered out, nothing cached
+			s.cfg.Offsets.UpdateFor(r.Lease, next, true) // all filtered out, nothing cached
 		}
 		s.pullNow(r)
 		return

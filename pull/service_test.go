@@ -217,7 +217,9 @@ func TestPullNoNewMessageCorrectsOffsetOnlyWhenNothingCached(t *testing.T) {
 
 	h := newHarness(t, nil)
 	pq := processqueue.New(time.Now())
-	h.svc.Submit(NewRequest(testQueue, pq, 5))
+	r := NewRequest(testQueue, pq, 5)
+	r.Lease = h.offsets.Begin(testQueue)
+	h.svc.Submit(r)
 	c := h.nextCall(t)
 	c.cb(&client.PullResult{Status: client.PullNoMatchedMsg, NextBeginOffset: 9}, nil)
 	c = h.nextCall(t)

@@ -451,7 +451,9 @@ func (r *Rebalancer) create(ctx context.Context, q message.Queue) (req *pull.Req
 			r.cfg.CancelAdd(ctx, q, pq)
 		}
 	}
-	r.cfg.Offsets.Remove(q) // a stale (or frozen) in-memory offset from an earlier assignment
+	// A new lease: a stale (or frozen) in-memory offset from an earlier assignment goes,
+	// and so do the late writes of that assignment's listener calls and pulls.
+	lease := r.cfg.Offsets.Begin(q)
 	r.mu.Lock()
 	start, restart := r.restartAt[q]
 	unsaved, hasUnsaved := r.unsaved[q]
@@ -483,6 +485,7 @@ func (r *Rebalancer) create(ctx context.Context, q message.Queue) (req *pull.Req
 		return nil, true
 	}
 	req = pull.NewRequest(q, pq, start)
+	req.Lease = lease
 	r.mu.Lock()
 	_, exists := r.table[q]
 	if !exists && ctx.Err() == nil {
