@@ -43,10 +43,7 @@ const NoOffset int64 = -1
 // answer that outlived its queue's removal, or an offset reset that made the queue
 // anew — and applying it would move the offset of a queue this client no longer owns,
 // or past the reset. The zero Lease writes nothing.
-type Lease struct {
-	q  message.Queue
-	id uint64
-}
+type Lease struct{ l *lease }
 
 // Store holds a group's consume offsets. All methods are safe for concurrent use.
 type Store interface {

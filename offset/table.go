@@ -28,12 +28,17 @@ type table struct {
 	grace   time.Duration            // unsureGrace
 	maxWait time.Duration            // maxCommitWait
 	commit  func()                   // the commit hook (see commit.go), or nil
-	leases  map[message.Queue]uint64 // each queue's current lease (see Lease); none: absent
-	leased  uint64                   // the last lease given
+	leases  map[message.Queue]*lease // each queue's current lease (see Lease)
+}
+
+// lease is the state a Lease points to; ended is set under the table's mu.
+type lease struct {
+	q     message.Queue
+	ended bool
 }
 
 func newTable() table {
-	return table{entries: make(map[message.Queue]*entry), leases: make(map[message.Queue]uint64),
+	return table{entries: make(map[message.Queue]*entry), leases: make(map[message.Queue]*lease),
 		grace: unsureGrace, maxWait: maxCommitWait}
 }
 
@@ -41,13 +46,19 @@ func newTable() table {
 func (t *table) begin(q message.Queue) Lease {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.leased++
-	t.leases[q] = t.leased
-	return Lease{q: q, id: t.leased}
+	t.endLeaseLocked(q)
+	l := &lease{q: q}
+	t.leases[q] = l
+	return Lease{l: l}
 }
 
 // endLeaseLocked ends q's lease. t.mu is held.
-func (t *table) endLeaseLocked(q message.Queue) { delete(t.leases, q) }
+func (t *table) endLeaseLocked(q message.Queue) {
+	if l, ok := t.leases[q]; ok {
+		l.ended = true
+		delete(t.leases, q)
+	}
+}
 
 func (t *table) update(q message.Queue, offset int64, increaseOnly bool) {
 	t.mu.Lock()
@@ -56,12 +67,15 @@ func (t *table) update(q message.Queue, offset int64, increaseOnly bool) {
 
 // updateFor is update through l: nothing when l is not its queue's current lease.
 func (t *table) updateFor(l Lease, offset int64, increaseOnly bool) {
+	if l.l == nil {
+		return
+	}
 	t.mu.Lock()
-	if l.id == 0 || t.leases[l.q] != l.id {
+	if l.l.ended {
 		t.mu.Unlock()
 		return
 	}
-	t.updateLocked(l.q, offset, increaseOnly)
+	t.updateLocked(l.l.q, offset, increaseOnly)
 }
 
 // updateLocked is update with t.mu held; it unlocks it.
