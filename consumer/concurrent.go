@@ -91,8 +91,9 @@ func (s *concurrentService) work() {
 	}
 	var clock workerClock
 	var valid []bool // POP: which messages of a call may still be consumed
+	w := s.queue.worker()
 	for {
-		t, ok := s.queue.pop()
+		t, ok := w.pop()
 		if !ok {
 			return
 		}

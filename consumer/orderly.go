@@ -87,8 +87,9 @@ func (s *orderlyService) work() {
 	if s.c.hooks.consumeHooked() {
 		call = new(ConsumeCall)
 	}
+	w := s.queue.worker()
 	for {
-		t, ok := s.queue.pop()
+		t, ok := w.pop()
 		if !ok {
 			return
 		}

@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"sync"
+	"time"
 
 	"github.com/rmqpush/rmqpush/message"
 	"github.com/rmqpush/rmqpush/processqueue"
@@ -36,12 +37,17 @@ type popTask struct {
 // queuing a batch allocates nothing in the steady state; pushing never blocks (memory is
 // bounded by the pull service's flow control), popping waits for work.
 //
-// Workers are woken one at a time: a push wakes one waiting worker, and a worker that
-// pops a task while more are queued wakes the next. With quick listeners the few
-// workers the CPUs can run drain the queue and the others sleep on, instead of every
-// idle worker being woken for every pull (a broadcast per pull of 32 messages) only to
-// find the queue drained; with slow listeners the chain wakes every worker there is
-// work for, one hand-off after another.
+// Workers are woken one at a time, and only when the workers already running are not
+// enough: a push or a pop wakes a waiting worker when the queued tasks would keep the
+// running (and already woken) workers busy for longer than wakeBudget, judged by the
+// average time a task has taken. Waking a worker costs more than a quick listener call
+// (a thread wake-up and a context switch, and a wake per task was three quarters of
+// the consumer's goroutine wake-ups), so with quick listeners the worker that is
+// already running drains a pull's calls and the others sleep on; with slow listeners
+// every task queued gets a worker of its own, one hand-off after another. The average
+// only learns from tasks that end, so a backstop timer covers a listener that turns
+// slow: when no task ended for a backstop period while tasks waited, the average is
+// raised to that period and the next worker is woken.
 type taskQueue struct {
 	mu      sync.Mutex
 	cond    sync.Cond
@@ -50,9 +56,47 @@ type taskQueue struct {
 	turn    laneRing                   // lanes with tasks, in the order they are served
 	free    []*lane                    // empty lanes to reuse
 	n       int                        // tasks queued in all lanes
-	waiting int                        // workers in cond.Wait
+	waiting int                        // workers in cond.Wait, woken ones included
 	closed  bool
+
+	// How busy the workers are, for the wake rule (see wakeLocked).
+	clock    func() time.Duration // monotonic time since the queue was made
+	waking   int                  // workers signalled that have not returned from cond.Wait yet
+	active   int                  // workers running a task
+	avg      time.Duration        // moving average of a task's time, as workers report it
+	ended    uint64               // tasks ended, for the backstop's progress check
+	wakes    uint64               // signals sent
+	backstop *time.Timer          // armed while a wake was skipped and tasks wait
+	armed    bool
+	armedAt  uint64        // ended when the backstop was armed
+	period   time.Duration // the backstop's period
 }
+
+const (
+	// wakeBudget is how long the running workers may take to get through the queued
+	// tasks before another worker is woken. A wake-up costs a few microseconds of CPU and
+	// tens of microseconds of latency; 50 µs of queued work is worth one.
+	wakeBudget = 50 * time.Microsecond
+	// wakeBackstop is how long tasks may wait with no task ending before the workers
+	// are taken to be stuck in slow calls and another one is woken.
+	wakeBackstop = time.Millisecond
+	// wakeAvgStart is the average task time assumed before any task ended: high enough
+	// that a first batch is spread over the workers, as a slow listener needs.
+	wakeAvgStart = wakeBudget
+)
+
+// taskWorker is one worker's hold on a taskQueue. It times its runs of tasks (from
+// waking up to the next wait, in samples of at most taskSample tasks) so the queue
+// learns how long tasks take, with a clock reading per sample instead of two per task.
+type taskWorker struct {
+	q    *taskQueue
+	busy bool          // it runs a task it popped
+	mark time.Duration // q.clock(): when the tasks now counted in runs began
+	runs int           // tasks ended since mark
+}
+
+// taskSample is the most tasks a worker ends before it reports their average time.
+const taskSample = 16
 
 // lane is one queue's tasks, in order.
 type lane struct {
@@ -62,9 +106,56 @@ type lane struct {
 }
 
 func newTaskQueue() *taskQueue {
-	q := &taskQueue{lanes: make(map[*pull.Request]*lane), pops: make(map[*pull.PopRequest]*lane)}
+	epoch := time.Now()
+	q := &taskQueue{lanes: make(map[*pull.Request]*lane), pops: make(map[*pull.PopRequest]*lane),
+		clock: func() time.Duration { return time.Since(epoch) }, avg: wakeAvgStart, period: wakeBackstop}
 	q.cond.L = &q.mu
+	q.backstop = time.AfterFunc(time.Hour, q.onBackstop)
+	q.backstop.Stop()
 	return q
+}
+
+// worker returns a new worker's hold on the queue.
+func (q *taskQueue) worker() *taskWorker { return &taskWorker{q: q, mark: q.clock()} }
+
+// wakeLocked wakes a waiting worker when the queued tasks need one: there is a worker
+// to wake, and the workers running or already woken would take longer than wakeBudget
+// to get through the queued tasks at the average task time. When it skips a wake that
+// a waiting worker could take, it arms the backstop.
+func (q *taskQueue) wakeLocked() (wake bool) {
+	if q.n == 0 || q.waiting <= q.waking {
+		return false
+	}
+	if capacity := q.active + q.waking; capacity == 0 || time.Duration(q.n)*q.avg > time.Duration(capacity)*wakeBudget {
+		q.waking++
+		q.wakes++
+		return true
+	}
+	if !q.armed {
+		q.armed, q.armedAt = true, q.ended
+		q.backstop.Reset(q.period)
+	}
+	return false
+}
+
+// onBackstop runs when tasks waited a backstop period after a wake was skipped. When no
+// task ended in that period, the running tasks take at least that long: the average is
+// raised to it, and the wake rule applied again.
+func (q *taskQueue) onBackstop() {
+	q.mu.Lock()
+	if !q.armed || q.closed {
+		q.mu.Unlock()
+		return
+	}
+	q.armed = false
+	if q.ended == q.armedAt {
+		q.avg = max(q.avg, q.period)
+	}
+	wake := q.wakeLocked()
+	q.mu.Unlock()
+	if wake {
+		q.cond.Signal()
+	}
 }
 
 // pushBatches splits msgs into batches of at most size and queues them. It returns false
@@ -79,10 +170,10 @@ func (q *taskQueue) pushBatches(req *pull.Request, msgs []*message.Ext, size int
 		j := min(i+size, len(msgs))
 		q.pushLocked(task{req: req, msgs: msgs[i:j:j]})
 	}
-	wake := q.waiting > 0 && len(msgs) > 0
+	wake := q.wakeLocked()
 	q.mu.Unlock()
 	if wake {
-		q.cond.Signal() // the worker it wakes wakes the next one (see pop)
+		q.cond.Signal() // the worker it wakes wakes the next one if needed (see pop)
 	}
 	return true
 }
@@ -103,7 +194,7 @@ func (q *taskQueue) pushPop(r *pull.PopRequest, b *processqueue.PopBatch, size i
 		pts[k] = popTask{r: r, batch: b, first: i}
 		q.pushLocked(task{msgs: msgs[i:j:j], pop: &pts[k]})
 	}
-	wake := q.waiting > 0 && len(msgs) > 0
+	wake := q.wakeLocked()
 	q.mu.Unlock()
 	if wake {
 		q.cond.Signal()
@@ -119,7 +210,7 @@ func (q *taskQueue) push(t task) bool {
 		return false
 	}
 	q.pushLocked(t)
-	wake := q.waiting > 0
+	wake := q.wakeLocked()
 	q.mu.Unlock()
 	if wake {
 		q.cond.Signal()
@@ -153,15 +244,35 @@ func (q *taskQueue) pushLocked(t task) {
 	q.n++
 }
 
-// pop waits for a task; ok is false once the queue is closed. It takes the next task of
-// the lane whose turn it is and sends that lane to the back of the line, or retires it
-// when it is empty. When tasks are left and another worker waits, it wakes that worker.
-func (q *taskQueue) pop() (t task, ok bool) {
+// pop ends the worker's current task, if it runs one, and waits for the next; ok is
+// false once the queue is closed. It takes the next task of the lane whose turn it is
+// and sends that lane to the back of the line, or retires it when it is empty. When
+// tasks are left that the running workers would take too long to get through, it
+// wakes another worker (see wakeLocked).
+func (w *taskWorker) pop() (t task, ok bool) {
+	q := w.q
 	q.mu.Lock()
-	for q.n == 0 && !q.closed {
-		q.waiting++
-		q.cond.Wait()
-		q.waiting--
+	if w.busy {
+		w.busy = false
+		q.active--
+		q.ended++
+		w.runs++
+	}
+	if w.runs >= taskSample || w.runs > 0 && q.n == 0 {
+		now := q.clock()
+		q.avg += ((now-w.mark)/time.Duration(w.runs) - q.avg) / 4
+		w.mark, w.runs = now, 0
+	}
+	if q.n == 0 {
+		for q.n == 0 && !q.closed {
+			q.waiting++
+			q.cond.Wait()
+			q.waiting--
+			if q.waking > 0 {
+				q.waking--
+			}
+		}
+		w.mark = q.clock()
 	}
 	if q.closed {
 		q.mu.Unlock()
@@ -181,7 +292,13 @@ func (q *taskQueue) pop() (t task, ok bool) {
 		q.free = append(q.free, l)
 	}
 	q.n--
-	wake := q.n > 0 && q.waiting > 0
+	w.busy = true
+	q.active++
+	wake := q.wakeLocked()
+	if q.n == 0 && q.armed {
+		q.armed = false
+		q.backstop.Stop()
+	}
 	q.mu.Unlock()
 	if wake {
 		q.cond.Signal()
@@ -195,6 +312,8 @@ func (q *taskQueue) pop() (t task, ok bool) {
 func (q *taskQueue) close() (pops []task) {
 	q.mu.Lock()
 	q.closed = true
+	q.armed = false
+	q.backstop.Stop()
 	for _, l := range q.pops {
 		for l.tasks.n > 0 {
 			pops = append(pops, l.tasks.pop())

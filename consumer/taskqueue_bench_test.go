@@ -22,12 +22,13 @@ func BenchmarkTaskQueue(b *testing.B) {
 	for i := range msgs {
 		msgs[i] = &message.Ext{}
 	}
+	w := q.worker()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for n := 0; n < b.N; n += len(msgs) {
 		q.pushBatches(reqs[(n/32)%8], msgs, 1)
 		for range msgs {
-			if _, ok := q.pop(); !ok {
+			if _, ok := w.pop(); !ok {
 				b.Fatal("closed")
 			}
 		}

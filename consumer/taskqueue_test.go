@@ -20,9 +20,10 @@ func TestTaskQueueBatchesInOrderAndGrows(t *testing.T) {
 	}
 	require.True(t, q.pushBatches(req, msgs, 7))
 	require.Equal(t, 43, q.len())
+	w := q.worker()
 	next := int64(0)
 	for q.len() > 0 {
-		tk, ok := q.pop()
+		tk, ok := w.pop()
 		require.True(t, ok)
 		require.LessOrEqual(t, len(tk.msgs), 7)
 		require.Equal(t, len(tk.msgs), cap(tk.msgs), "capacity clipped: a listener's append cannot reach the next batch")
@@ -41,7 +42,7 @@ func TestTaskQueueCloseWakesWorkers(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, ok := q.pop()
+			_, ok := q.worker().pop()
 			require.False(t, ok)
 		}()
 	}
@@ -63,7 +64,7 @@ func TestTaskQueueWakesAWorkerPerTask(t *testing.T) {
 	for range workers {
 		go func() {
 			started.Done()
-			if _, ok := q.pop(); ok {
+			if _, ok := q.worker().pop(); ok {
 				all.Done()
 				all.Wait() // blocks until every task is popped by a worker of its own
 			}
@@ -104,14 +105,15 @@ func TestTaskQueueServesQueuesInTurn(t *testing.T) {
 	}
 	require.True(t, q.pushBatches(main, busy, 1))
 	require.True(t, q.pushBatches(retry, []*message.Ext{{QueueOffset: 7}}, 1))
-	first, _ := q.pop()
-	second, _ := q.pop()
+	w := q.worker()
+	first, _ := w.pop()
+	second, _ := w.pop()
 	require.Same(t, main, first.req)
 	require.Same(t, retry, second.req, "the retry queue's task comes second, not 1001st")
 	// The main queue's tasks keep their order.
 	next := int64(1)
 	for q.len() > 0 {
-		tk, _ := q.pop()
+		tk, _ := w.pop()
 		require.Same(t, main, tk.req)
 		require.Equal(t, next, tk.msgs[0].QueueOffset)
 		next++
@@ -120,4 +122,106 @@ func TestTaskQueueServesQueuesInTurn(t *testing.T) {
 	require.Len(t, q.free, 2, "and kept for reuse")
 	require.True(t, q.pushBatches(retry, []*message.Ext{{QueueOffset: 8}}, 1))
 	require.Len(t, q.free, 1, "a new lane reuses a retired one")
+}
+
+// startWorkers starts n workers that pop tasks and hand each to run, and waits until
+// all of them wait for work. They end when q closes.
+func startWorkers(t *testing.T, q *taskQueue, n int, run func(task)) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := q.worker()
+			for {
+				tk, ok := w.pop()
+				if !ok {
+					return
+				}
+				run(tk)
+			}
+		}()
+	}
+	require.Eventually(t, func() bool {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return q.waiting == n
+	}, 10*time.Second, time.Millisecond, "workers never waited")
+	return &wg
+}
+
+// Quick tasks are drained by the worker already running: a pull's 32 calls wake one
+// worker, not one per call. The queue's clock is frozen, so every task takes no time.
+func TestTaskQueueQuickTasksWakeOneWorker(t *testing.T) {
+	q := newTaskQueue()
+	q.clock = func() time.Duration { return 0 }
+	q.avg, q.period = 0, time.Hour
+	var done sync.WaitGroup
+	done.Add(32)
+	wg := startWorkers(t, q, 4, func(task) { done.Done() })
+	msgs := make([]*message.Ext, 32)
+	for i := range msgs {
+		msgs[i] = &message.Ext{QueueOffset: int64(i)}
+	}
+	require.True(t, q.pushBatches(&pull.Request{}, msgs, 1))
+	done.Wait()
+	q.mu.Lock()
+	wakes := q.wakes
+	q.mu.Unlock()
+	require.Equal(t, uint64(1), wakes)
+	q.close()
+	wg.Wait()
+}
+
+// Tasks that were quick until now but block their workers still get a worker each: the
+// backstop finds that no task ended for a period and wakes the others. Each task here
+// blocks until every task has been popped.
+func TestTaskQueueStuckTasksGetWorkers(t *testing.T) {
+	const workers = 4
+	q := newTaskQueue()
+	q.clock = func() time.Duration { return 0 }
+	q.avg, q.period = 0, 5*time.Millisecond
+	var all sync.WaitGroup
+	all.Add(workers)
+	wg := startWorkers(t, q, workers, func(task) { all.Done(); all.Wait() })
+	msgs := make([]*message.Ext, workers)
+	for i := range msgs {
+		msgs[i] = &message.Ext{QueueOffset: int64(i)}
+	}
+	require.True(t, q.pushBatches(&pull.Request{}, msgs, 1))
+	done := make(chan struct{})
+	go func() { all.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("tasks behind a stuck worker never got workers of their own")
+	}
+	q.close()
+	wg.Wait()
+}
+
+// The average follows the tasks' times: slow tasks raise it, so their successors are
+// spread over the workers at once.
+func TestTaskQueueLearnsTaskTimes(t *testing.T) {
+	q := newTaskQueue()
+	var now time.Duration
+	q.clock = func() time.Duration { return now }
+	q.avg = 0
+	w := q.worker()
+	msgs := make([]*message.Ext, 8)
+	for i := range msgs {
+		msgs[i] = &message.Ext{}
+	}
+	require.True(t, q.pushBatches(&pull.Request{}, msgs, 1))
+	for range msgs {
+		_, ok := w.pop()
+		require.True(t, ok)
+		now += 10 * time.Millisecond // each task takes 10 ms
+	}
+	q.close()
+	_, ok := w.pop() // ends the eighth task with the queue empty: the run is reported
+	require.False(t, ok)
+	q.mu.Lock()
+	require.Equal(t, 10*time.Millisecond/4, q.avg, "one sample of 8 tasks of 10 ms, weighted a quarter")
+	q.mu.Unlock()
 }

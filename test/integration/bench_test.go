@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -10,6 +11,15 @@ import (
 	"github.com/rmqpush/rmqpush/message"
 	"github.com/rmqpush/rmqpush/test/fakebroker"
 )
+
+// processCPU returns the CPU time the process has used, user and system.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 // BenchmarkConsume measures the consumer end to end on the fake broker: b.N messages
 // preloaded over 8 queues, consumed by a listener that only counts. ns/op and
@@ -23,13 +33,14 @@ func BenchmarkConsume(b *testing.B) {
 		name      string
 		body      int
 		namespace string
-	}{{"128B", 128, ""}, {"1KiB", 1024, ""}, {"128B-namespace", 128, "NsB"}} {
+		service   time.Duration
+	}{{"128B", 128, "", 0}, {"1KiB", 1024, "", 0}, {"128B-namespace", 128, "NsB", 0}, {"128B-service300us", 128, "", 300 * time.Microsecond}} {
 		b.Run(size.name, func(b *testing.B) {
 			topic := "bench"
 			if size.namespace != "" {
 				topic = size.namespace + "%bench"
 			}
-			c, err := fakebroker.NewCluster(fakebroker.WithTopic(topic, 8))
+			c, err := fakebroker.NewCluster(fakebroker.WithTopic(topic, 8), fakebroker.WithPullServiceTime(size.service))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -63,6 +74,7 @@ func BenchmarkConsume(b *testing.B) {
 			}))
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu := processCPU(b)
 			if err := pc.Start(context.Background()); err != nil {
 				b.Fatal(err)
 			}
@@ -72,6 +84,7 @@ func BenchmarkConsume(b *testing.B) {
 				b.Fatalf("consumed %d of %d", got.Load(), b.N)
 			}
 			b.StopTimer()
+			b.ReportMetric(float64(processCPU(b)-cpu)/float64(b.N), "cpu-ns/op")
 			_ = pc.Shutdown(context.Background())
 		})
 	}
