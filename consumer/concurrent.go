@@ -92,18 +92,34 @@ func (s *concurrentService) work() {
 	var clock workerClock
 	var valid []bool // POP: which messages of a call may still be consumed
 	w := s.queue.worker()
+	run := make([]task, 0, maxRun)
+	var r runScratch
 	for {
-		t, ok := w.pop()
+		var ok bool
+		run, ok = w.popRun(run[:0], maxRun)
 		if !ok {
 			return
 		}
-		switch {
+		switch t := run[0]; {
 		case t.pop != nil:
 			s.consumePop(t, cc, call, &clock, &valid) // pop.go
+		case len(run) > 1:
+			s.consumeRun(run, cc, call, &clock, &r)
 		default:
 			s.consume(t, cc, call, &clock)
 		}
+		clear(run)
 	}
+}
+
+// maxRun is the most tasks of one queue a worker takes at once (see popRun): a pull's
+// messages at the default batch sizes.
+const maxRun = 32
+
+// runScratch is a worker's reusable room for consumeRun.
+type runScratch struct {
+	msgs []*message.Ext // the run's messages
+	done []*message.Ext // those consumed, to leave the ProcessQueue
 }
 
 // workerClock reads the time for a consume worker from the monotonic clock alone: a
@@ -138,11 +154,61 @@ func (s *concurrentService) consume(t task, cc *ConcurrentlyContext, call *Consu
 	if pq.Dropped() {
 		return // the queue was taken away; its new owner consumes these
 	}
-	q := t.req.Queue
-	uq := s.c.names.UserQueue(q) // without the namespace: what the listener and hooks see
-	*cc = ConcurrentlyContext{Queue: uq, AckIndex: defaultAckIndex}
+	uq := s.c.names.UserQueue(t.req.Queue) // without the namespace: what the listener and hooks see
 	begin := clock.now()
 	pq.MarkConsumeStart(t.msgs, begin)
+	status, end := s.callOne(t, uq, begin, cc, call, clock)
+	s.apply(t, status, cc, end)
+}
+
+// consumeRun makes the listener calls of run, tasks of one queue popped together, one
+// after another, as consume would one by one, with the ProcessQueue's bookkeeping done
+// once for the run: one consume-start mark (renewed for the calls left when the run has
+// taken longer than runRemark, so none comes near the consume timeout before its call)
+// and one removal and offset update at the end. It stops at a call when the queue was
+// dropped meanwhile; the messages of the calls made are removed as consume would.
+func (s *concurrentService) consumeRun(run []task, cc *ConcurrentlyContext, call *ConsumeCall, clock *workerClock, r *runScratch) {
+	req := run[0].req
+	pq := req.PQ
+	pq.BeginConsume()
+	defer pq.EndConsume()
+	if pq.Dropped() {
+		return
+	}
+	uq := s.c.names.UserQueue(req.Queue)
+	r.msgs, r.done = r.msgs[:0], r.done[:0]
+	for _, t := range run {
+		r.msgs = append(r.msgs, t.msgs...)
+	}
+	begin := clock.now()
+	pq.MarkConsumeStart(r.msgs, begin)
+	marked, next, end := begin, 0, begin
+	for _, t := range run {
+		if pq.Dropped() {
+			break
+		}
+		if end.Sub(marked) > runRemark {
+			pq.MarkConsumeStart(r.msgs[next:], end)
+			marked = end
+		}
+		var status ConcurrentlyStatus
+		status, end = s.callOne(t, uq, end, cc, call, clock)
+		next += len(t.msgs)
+		r.done = append(r.done, s.settle(t, status, cc)...)
+	}
+	s.remove(req, r.done, end)
+	clear(r.msgs)
+	clear(r.done)
+}
+
+// runRemark is how long a run of calls may take before the messages of the calls left
+// are marked as starting again: far below the shortest consume timeout (1 s).
+const runRemark = 10 * time.Millisecond
+
+// callOne makes the listener call of t, with cc reset for it, from begin, with the
+// consume hooks and the stats; it returns the call's status and its end.
+func (s *concurrentService) callOne(t task, uq message.Queue, begin time.Time, cc *ConcurrentlyContext, call *ConsumeCall, clock *workerClock) (ConcurrentlyStatus, time.Time) {
+	*cc = ConcurrentlyContext{Queue: uq, AckIndex: defaultAckIndex}
 	ctx := s.c.listenerCtx
 	if call != nil {
 		*call = ConsumeCall{Group: s.c.names.UserGroup, ClientID: s.c.clientID, Model: s.c.cfg.model, Queue: uq, Msgs: t.msgs, Begin: begin}
@@ -161,8 +227,8 @@ func (s *concurrentService) consume(t task, cc *ConcurrentlyContext, call *Consu
 		call.ReturnType = returnType(panicked, call.Success, took >= s.c.cfg.consumeTimeout)
 		s.c.hooks.endCall(ctx, call)
 	}
-	s.c.stats.consumed(q.Topic, took, status == ConsumeSuccess, len(t.msgs), ack)
-	s.apply(t, status, cc, end)
+	s.c.stats.consumed(t.req.Queue.Topic, took, status == ConsumeSuccess, len(t.msgs), ack)
+	return status, end
 }
 
 // call runs the listener with ctx; a panic counts as ReconsumeLater and is logged with
@@ -207,17 +273,32 @@ func returnType(panicked, success, timedOut bool) ConsumeReturnType {
 	}
 }
 
-// apply is Java's processConsumeResult: the messages after ackIndex are sent back (in
-// clustering) or dropped with a log line (broadcasting); those whose send-back failed
-// stay cached and are consumed again after 5 s; the rest leave the ProcessQueue and the
-// queue's offset moves to the smallest offset still cached.
+// apply is Java's processConsumeResult for one listener call: see settle; the
+// messages done leave the ProcessQueue and the queue's offset moves to the smallest
+// offset still cached.
 //
 // now is the end of the listener call, recorded as the queue's last consume time.
 func (s *concurrentService) apply(t task, status ConcurrentlyStatus, cc *ConcurrentlyContext, now time.Time) {
+	s.remove(t.req, s.settle(t, status, cc), now)
+}
+
+// remove takes the messages done out of the queue's ProcessQueue and moves its offset
+// to the smallest offset still cached. now is recorded as its last consume time.
+func (s *concurrentService) remove(r *pull.Request, done []*message.Ext, now time.Time) {
+	if off := r.PQ.RemoveAt(done, now); off >= 0 && !r.PQ.Discarded() {
+		s.c.offsets.UpdateFor(r.Lease, off, true)
+	}
+}
+
+// settle applies a call's result to the messages after its ackIndex: they are sent
+// back (in clustering) or dropped with a log line (broadcasting); those whose send-back
+// failed stay cached and are consumed again after 5 s. It returns the messages done,
+// which leave the ProcessQueue: t.msgs itself unless a send-back failed.
+func (s *concurrentService) settle(t task, status ConcurrentlyStatus, cc *ConcurrentlyContext) (done []*message.Ext) {
 	msgs := t.msgs
 	ack := ackIndex(status, cc.AckIndex, len(msgs))
 
-	done := msgs
+	done = msgs
 	if ack < len(msgs)-1 {
 		failed := msgs[ack+1:]
 		if s.c.cfg.model == Broadcasting {
@@ -245,9 +326,7 @@ func (s *concurrentService) apply(t task, status ConcurrentlyStatus, cc *Concurr
 			}
 		}
 	}
-	if off := t.req.PQ.RemoveAt(done, now); off >= 0 && !t.req.PQ.Discarded() {
-		s.c.offsets.UpdateFor(t.req.Lease, off, true)
-	}
+	return done
 }
 
 // reconsumeLater consumes msgs again locally after reconsumeLaterDelay, each with one

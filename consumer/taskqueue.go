@@ -90,9 +90,10 @@ const (
 // learns how long tasks take, with a clock reading per sample instead of two per task.
 type taskWorker struct {
 	q    *taskQueue
-	busy bool          // it runs a task it popped
+	held int           // the tasks it popped last and runs now
 	mark time.Duration // q.clock(): when the tasks now counted in runs began
 	runs int           // tasks ended since mark
+	one  [1]task       // pop's run
 }
 
 // taskSample is the most tasks a worker ends before it reports their average time.
@@ -244,19 +245,34 @@ func (q *taskQueue) pushLocked(t task) {
 	q.n++
 }
 
-// pop ends the worker's current task, if it runs one, and waits for the next; ok is
+// pop ends the worker's current tasks, if it runs any, and waits for the next; ok is
 // false once the queue is closed. It takes the next task of the lane whose turn it is
 // and sends that lane to the back of the line, or retires it when it is empty. When
 // tasks are left that the running workers would take too long to get through, it
 // wakes another worker (see wakeLocked).
 func (w *taskWorker) pop() (t task, ok bool) {
+	run, ok := w.popRun(w.one[:0], 1)
+	if !ok {
+		return task{}, false
+	}
+	t = run[0]
+	w.one[0] = task{} // holds no batch while the task runs and after
+	return t, true
+}
+
+// popRun is pop, appending the task to run, and then, while tasks are quick, more of
+// the same lane's concurrent-consumption tasks, up to max in all: as many as the
+// average task time says take no longer than wakeBudget together. The worker runs them
+// one after another, with the ProcessQueue and offset bookkeeping done once for the run
+// instead of once per listener call (see concurrentService.consumeRun).
+func (w *taskWorker) popRun(run []task, max int) (_ []task, ok bool) {
 	q := w.q
 	q.mu.Lock()
-	if w.busy {
-		w.busy = false
+	if w.held > 0 {
 		q.active--
-		q.ended++
-		w.runs++
+		q.ended += uint64(w.held)
+		w.runs += w.held
+		w.held = 0
 	}
 	if w.runs >= taskSample || w.runs > 0 && q.n == 0 {
 		now := q.clock()
@@ -276,10 +292,15 @@ func (w *taskWorker) pop() (t task, ok bool) {
 	}
 	if q.closed {
 		q.mu.Unlock()
-		return task{}, false
+		return run, false
 	}
 	l := q.turn.pop()
-	t = l.tasks.pop()
+	t := l.tasks.pop()
+	run = append(run, t)
+	for quick(t) && len(run) < max && l.tasks.n > 0 && quick(l.tasks.peek()) &&
+		time.Duration(len(run)+1)*q.avg <= wakeBudget {
+		run = append(run, l.tasks.pop())
+	}
 	if l.tasks.n > 0 {
 		q.turn.push(l)
 	} else {
@@ -291,8 +312,8 @@ func (w *taskWorker) pop() (t task, ok bool) {
 		l.req, l.pop = nil, nil
 		q.free = append(q.free, l)
 	}
-	q.n--
-	w.busy = true
+	q.n -= len(run)
+	w.held = len(run)
 	q.active++
 	wake := q.wakeLocked()
 	if q.n == 0 && q.armed {
@@ -303,8 +324,12 @@ func (w *taskWorker) pop() (t task, ok bool) {
 	if wake {
 		q.cond.Signal()
 	}
-	return t, true
+	return run, true
 }
+
+// quick reports whether t may be run with others of its lane: a concurrent consumer's
+// listener call on pulled messages.
+func quick(t task) bool { return t.pop == nil && len(t.msgs) > 0 }
 
 // close wakes every worker and drops the queued tasks: their pulled messages stay in
 // their ProcessQueues, so their offsets are never committed past them. It returns the
@@ -349,6 +374,8 @@ func (r *taskRing) push(t task) {
 	r.buf[(r.head+r.n)%len(r.buf)] = t
 	r.n++
 }
+
+func (r *taskRing) peek() task { return r.buf[r.head] }
 
 func (r *taskRing) pop() task {
 	t := r.buf[r.head]

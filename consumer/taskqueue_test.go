@@ -225,3 +225,59 @@ func TestTaskQueueLearnsTaskTimes(t *testing.T) {
 	require.Equal(t, 10*time.Millisecond/4, q.avg, "one sample of 8 tasks of 10 ms, weighted a quarter")
 	q.mu.Unlock()
 }
+
+// popRun takes more of a lane's concurrent tasks while tasks are quick, up to its max,
+// and one task when they are not, or when the task is an orderly or POP one.
+func TestTaskQueuePopRun(t *testing.T) {
+	q := newTaskQueue()
+	q.clock = func() time.Duration { return 0 }
+	a, b := &pull.Request{}, &pull.Request{}
+	msgs := make([]*message.Ext, 40)
+	for i := range msgs {
+		msgs[i] = &message.Ext{QueueOffset: int64(i)}
+	}
+	require.True(t, q.pushBatches(a, msgs, 1))
+	require.True(t, q.pushBatches(b, msgs[:3], 1))
+	w := q.worker()
+
+	run, ok := w.popRun(nil, 32)
+	require.True(t, ok)
+	require.Len(t, run, 1, "tasks are taken one by one until they are known to be quick")
+
+	q.mu.Lock()
+	q.avg = time.Microsecond
+	q.mu.Unlock()
+	run, ok = w.popRun(run[:0], 32)
+	require.True(t, ok)
+	require.Len(t, run, 3, "b's turn: all its tasks")
+	for i, tk := range run {
+		require.Same(t, b, tk.req)
+		require.Equal(t, int64(i), tk.msgs[0].QueueOffset)
+	}
+	run, ok = w.popRun(run[:0], 32)
+	require.True(t, ok)
+	require.Len(t, run, 32, "a's next 32, in order")
+	for i, tk := range run {
+		require.Same(t, a, tk.req)
+		require.Equal(t, int64(1+i), tk.msgs[0].QueueOffset)
+	}
+
+	q.mu.Lock()
+	q.avg = wakeBudget / 3 // the 32 tasks just ended report a sample of 0 (the clock is frozen): a quarter off
+	q.mu.Unlock()
+	run, ok = w.popRun(run[:0], 32)
+	require.True(t, ok)
+	require.Len(t, run, 4, "as many as take a wake budget together")
+
+	require.True(t, q.push(task{req: a})) // an orderly queue's task: no messages
+	q.mu.Lock()
+	q.avg = 0
+	q.mu.Unlock()
+	run, ok = w.popRun(run[:0], 32)
+	require.True(t, ok)
+	require.Len(t, run, 3, "the rest of a's tasks")
+	run, ok = w.popRun(run[:0], 32)
+	require.True(t, ok)
+	require.Len(t, run, 1)
+	require.Nil(t, run[0].msgs, "an orderly task is taken alone")
+}

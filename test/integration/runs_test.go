@@ -1,0 +1,73 @@
+package integration
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rmqpush/rmqpush/consumer"
+	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/test/fakebroker"
+)
+
+// Quick listener calls of one message each are made in runs (a worker takes up to 32
+// of a queue's calls at once and does the cache and offset bookkeeping once for them);
+// the result rules stay per call: a failed call's message, or one whose AckIndex left
+// it out, goes back through the retry topic and comes back once, every other one is
+// consumed once, and each queue's offset reaches its end.
+func TestRunsOfQuickCallsKeepTheResultRules(t *testing.T) {
+	const n = 3000
+	c := newCluster(t, fakebroker.WithTopic("t", 2), fastDelays())
+	want := produce(t, c, "t", "m", n, "")
+	first, again := newTally(), newTally()
+	failed := func(m *message.Ext) (bool, bool) { // ReconsumeLater, AckIndex -1
+		i, err := strconv.Atoi(strings.TrimPrefix(string(m.Body), "m-"))
+		require.NoError(t, err)
+		return i%10 == 3, i%10 == 7
+	}
+	pc := startConsumer(t, "g", "t", consumer.All(), fastOptions(c),
+		func(_ context.Context, msgs []*message.Ext, cc *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
+			require.Len(t, msgs, 1)
+			if msgs[0].ReconsumeTimes > 0 {
+				again.add(msgs)
+				return consumer.ConsumeSuccess
+			}
+			first.add(msgs)
+			later, none := failed(msgs[0])
+			if none {
+				cc.AckIndex = -1
+			}
+			if later {
+				return consumer.ReconsumeLater
+			}
+			return consumer.ConsumeSuccess
+		})
+	defer shutdown(t, pc)
+	var back []string
+	for _, w := range want {
+		if later, none := failed(&message.Ext{Message: message.Message{Body: []byte(w)}}); later || none {
+			back = append(back, w)
+		}
+	}
+	waitFor(t, 60*time.Second, "the retried messages", func() bool { return again.distinct() == len(back) })
+	missing, dups := first.check(want)
+	require.Zero(t, missing)
+	require.Zero(t, dups)
+	missing, dups = again.check(back)
+	require.Zero(t, missing, "every failed message came back")
+	require.Zero(t, dups)
+	require.Equal(t, len(back), again.distinct(), "and only those")
+	b := c.Brokers()[0]
+	waitFor(t, 10*time.Second, "offsets at the end", func() bool {
+		for q := range 2 {
+			if off, _ := b.CommittedOffset("g", "t", q); off != b.MaxOffset("t", q) {
+				return false
+			}
+		}
+		return true
+	})
+}
