@@ -92,34 +92,18 @@ func (s *concurrentService) work() {
 	var clock workerClock
 	var valid []bool // POP: which messages of a call may still be consumed
 	w := s.queue.worker()
-	run := make([]task, 0, maxRun)
-	var r runScratch
 	for {
-		var ok bool
-		run, ok = w.popRun(run[:0], maxRun)
+		t, ok := w.pop()
 		if !ok {
 			return
 		}
-		switch t := run[0]; {
+		switch {
 		case t.pop != nil:
 			s.consumePop(t, cc, call, &clock, &valid) // pop.go
-		case len(run) > 1:
-			s.consumeRun(run, cc, call, &clock, &r)
 		default:
-			s.consume(t, cc, call, &clock)
+			s.consume(t, w, cc, call, &clock)
 		}
-		clear(run)
 	}
-}
-
-// maxRun is the most tasks of one queue a worker takes at once (see popRun): a pull's
-// messages at the default batch sizes.
-const maxRun = 32
-
-// runScratch is a worker's reusable room for consumeRun.
-type runScratch struct {
-	msgs []*message.Ext // the run's messages
-	done []*message.Ext // those consumed, to leave the ProcessQueue
 }
 
 // workerClock reads the time for a consume worker from the monotonic clock alone: a
@@ -145,65 +129,53 @@ func (c *workerClock) now() time.Time {
 	return c.base.Add(time.Since(c.base))
 }
 
-// consume makes one listener call, with cc reset for it, and applies its result. call is
-// nil without consume hooks; with them it is reset and passed to them.
-func (s *concurrentService) consume(t task, cc *ConcurrentlyContext, call *ConsumeCall, clock *workerClock) {
-	pq := t.req.PQ
+// consume makes the listener call of t, with cc reset for it, and applies its result;
+// then, while the calls are quick, the next calls of the same queue, one after another
+// (a run: see taskWorker.more), with their ProcessQueue bookkeeping merged: the removal
+// of a call's messages and the consume-start mark of the next call's under one lock,
+// and the offset update once per run, or every runCommit while a run lasts. call is nil
+// without consume hooks; with them it is reset and passed to them.
+func (s *concurrentService) consume(t task, w *taskWorker, cc *ConcurrentlyContext, call *ConsumeCall, clock *workerClock) {
+	r := t.req
+	pq := r.PQ
 	pq.BeginConsume() // before the dropped check: see rebalance's BeforeRemove
 	defer pq.EndConsume()
 	if pq.Dropped() {
 		return // the queue was taken away; its new owner consumes these
 	}
-	uq := s.c.names.UserQueue(t.req.Queue) // without the namespace: what the listener and hooks see
+	uq := s.c.names.UserQueue(r.Queue) // without the namespace: what the listener and hooks see
 	begin := clock.now()
 	pq.MarkConsumeStart(t.msgs, begin)
-	status, end := s.callOne(t, uq, begin, cc, call, clock)
-	s.apply(t, status, cc, end)
+	offset, committed := int64(-1), begin
+	for n := 1; ; n++ {
+		status, end := s.callOne(t, uq, begin, cc, call, clock)
+		done := s.settle(t, status, cc)
+		var next task
+		more := quick(t) && !pq.Dropped()
+		if more {
+			next, more = w.more(r, end.Sub(begin), n)
+		}
+		if off := pq.RemoveAndMark(done, next.msgs, end); off >= 0 {
+			offset = off
+		}
+		if offset >= 0 && (!more || end.Sub(committed) >= runCommit) {
+			if !pq.Discarded() {
+				s.c.offsets.UpdateFor(r.Lease, offset, true)
+			}
+			offset, committed = -1, end
+		}
+		if !more {
+			return
+		}
+		t, begin = next, end // the next call begins where this one ended: one clock read less
+	}
 }
 
-// consumeRun makes the listener calls of run, tasks of one queue popped together, one
-// after another, as consume would one by one, with the ProcessQueue's bookkeeping done
-// once for the run: one consume-start mark (renewed for the calls left when the run has
-// taken longer than runRemark, so none comes near the consume timeout before its call)
-// and one removal and offset update at the end. It stops at a call when the queue was
-// dropped meanwhile; the messages of the calls made are removed as consume would.
-func (s *concurrentService) consumeRun(run []task, cc *ConcurrentlyContext, call *ConsumeCall, clock *workerClock, r *runScratch) {
-	req := run[0].req
-	pq := req.PQ
-	pq.BeginConsume()
-	defer pq.EndConsume()
-	if pq.Dropped() {
-		return
-	}
-	uq := s.c.names.UserQueue(req.Queue)
-	r.msgs, r.done = r.msgs[:0], r.done[:0]
-	for _, t := range run {
-		r.msgs = append(r.msgs, t.msgs...)
-	}
-	begin := clock.now()
-	pq.MarkConsumeStart(r.msgs, begin)
-	marked, next, end := begin, 0, begin
-	for _, t := range run {
-		if pq.Dropped() {
-			break
-		}
-		if end.Sub(marked) > runRemark {
-			pq.MarkConsumeStart(r.msgs[next:], end)
-			marked = end
-		}
-		var status ConcurrentlyStatus
-		status, end = s.callOne(t, uq, end, cc, call, clock)
-		next += len(t.msgs)
-		r.done = append(r.done, s.settle(t, status, cc)...)
-	}
-	s.remove(req, r.done, end)
-	clear(r.msgs)
-	clear(r.done)
-}
-
-// runRemark is how long a run of calls may take before the messages of the calls left
-// are marked as starting again: far below the shortest consume timeout (1 s).
-const runRemark = 10 * time.Millisecond
+// runCommit is how long a run of calls may go on before the offset the calls so far
+// reached is updated: a queue dropped while a later call of the run hangs keeps
+// (persists) at most this much of the run's progress too little, redelivering those
+// messages to the next owner.
+const runCommit = time.Millisecond
 
 // callOne makes the listener call of t, with cc reset for it, from begin, with the
 // consume hooks and the stats; it returns the call's status and its end.
@@ -273,27 +245,12 @@ func returnType(panicked, success, timedOut bool) ConsumeReturnType {
 	}
 }
 
-// apply is Java's processConsumeResult for one listener call: see settle; the
-// messages done leave the ProcessQueue and the queue's offset moves to the smallest
-// offset still cached.
-//
-// now is the end of the listener call, recorded as the queue's last consume time.
-func (s *concurrentService) apply(t task, status ConcurrentlyStatus, cc *ConcurrentlyContext, now time.Time) {
-	s.remove(t.req, s.settle(t, status, cc), now)
-}
-
-// remove takes the messages done out of the queue's ProcessQueue and moves its offset
-// to the smallest offset still cached. now is recorded as its last consume time.
-func (s *concurrentService) remove(r *pull.Request, done []*message.Ext, now time.Time) {
-	if off := r.PQ.RemoveAt(done, now); off >= 0 && !r.PQ.Discarded() {
-		s.c.offsets.UpdateFor(r.Lease, off, true)
-	}
-}
-
-// settle applies a call's result to the messages after its ackIndex: they are sent
-// back (in clustering) or dropped with a log line (broadcasting); those whose send-back
-// failed stay cached and are consumed again after 5 s. It returns the messages done,
-// which leave the ProcessQueue: t.msgs itself unless a send-back failed.
+// settle is Java's processConsumeResult for one listener call, but for the removal:
+// the messages after ackIndex are sent back (in clustering) or dropped with a log line
+// (broadcasting); those whose send-back failed stay cached and are consumed again after
+// 5 s. It returns the messages done, which consume removes from the ProcessQueue (the
+// queue's offset then moves to the smallest offset still cached): t.msgs itself unless
+// a send-back failed.
 func (s *concurrentService) settle(t task, status ConcurrentlyStatus, cc *ConcurrentlyContext) (done []*message.Ext) {
 	msgs := t.msgs
 	ack := ackIndex(status, cc.AckIndex, len(msgs))

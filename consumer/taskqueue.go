@@ -69,6 +69,7 @@ type taskQueue struct {
 	backstop *time.Timer          // armed while a wake was skipped and tasks wait
 	armed    bool
 	armedAt  uint64        // ended when the backstop was armed
+	stale    int           // callbacks of backstop fires that were stopped too late, to ignore
 	period   time.Duration // the backstop's period
 }
 
@@ -90,10 +91,9 @@ const (
 // learns how long tasks take, with a clock reading per sample instead of two per task.
 type taskWorker struct {
 	q    *taskQueue
-	held int           // the tasks it popped last and runs now
+	busy bool          // it runs a task it took
 	mark time.Duration // q.clock(): when the tasks now counted in runs began
 	runs int           // tasks ended since mark
-	one  [1]task       // pop's run
 }
 
 // taskSample is the most tasks a worker ends before it reports their average time.
@@ -144,6 +144,11 @@ func (q *taskQueue) wakeLocked() (wake bool) {
 // raised to it, and the wake rule applied again.
 func (q *taskQueue) onBackstop() {
 	q.mu.Lock()
+	if q.stale > 0 {
+		q.stale-- // a fire of an arming that was stopped: the current one has its own
+		q.mu.Unlock()
+		return
+	}
 	if !q.armed || q.closed {
 		q.mu.Unlock()
 		return
@@ -245,39 +250,21 @@ func (q *taskQueue) pushLocked(t task) {
 	q.n++
 }
 
-// pop ends the worker's current tasks, if it runs any, and waits for the next; ok is
+// pop ends the worker's current task, if it runs one, and waits for the next; ok is
 // false once the queue is closed. It takes the next task of the lane whose turn it is
 // and sends that lane to the back of the line, or retires it when it is empty. When
 // tasks are left that the running workers would take too long to get through, it
 // wakes another worker (see wakeLocked).
 func (w *taskWorker) pop() (t task, ok bool) {
-	run, ok := w.popRun(w.one[:0], 1)
-	if !ok {
-		return task{}, false
-	}
-	t = run[0]
-	w.one[0] = task{} // holds no batch while the task runs and after
-	return t, true
-}
-
-// popRun is pop, appending the task to run, and then, while tasks are quick, more of
-// the same lane's concurrent-consumption tasks, up to max in all: as many as the
-// average task time says take no longer than wakeBudget together. The worker runs them
-// one after another, with the ProcessQueue and offset bookkeeping done once for the run
-// instead of once per listener call (see concurrentService.consumeRun).
-func (w *taskWorker) popRun(run []task, max int) (_ []task, ok bool) {
 	q := w.q
 	q.mu.Lock()
-	if w.held > 0 {
+	if w.busy {
+		w.busy = false
 		q.active--
-		q.ended += uint64(w.held)
-		w.runs += w.held
-		w.held = 0
+		w.endLocked()
 	}
-	if w.runs >= taskSample || w.runs > 0 && q.n == 0 {
-		now := q.clock()
-		q.avg += ((now-w.mark)/time.Duration(w.runs) - q.avg) / 4
-		w.mark, w.runs = now, 0
+	if w.runs > 0 && q.n == 0 {
+		w.sampleLocked()
 	}
 	if q.n == 0 {
 		for q.n == 0 && !q.closed {
@@ -292,39 +279,101 @@ func (w *taskWorker) popRun(run []task, max int) (_ []task, ok bool) {
 	}
 	if q.closed {
 		q.mu.Unlock()
-		return run, false
+		return task{}, false
 	}
 	l := q.turn.pop()
-	t := l.tasks.pop()
-	run = append(run, t)
-	for quick(t) && len(run) < max && l.tasks.n > 0 && quick(l.tasks.peek()) &&
-		time.Duration(len(run)+1)*q.avg <= wakeBudget {
-		run = append(run, l.tasks.pop())
+	for l.tasks.n == 0 { // emptied by more: retired when its turn comes
+		q.retireLocked(l)
+		l = q.turn.pop()
 	}
+	t = l.tasks.pop()
 	if l.tasks.n > 0 {
 		q.turn.push(l)
 	} else {
-		if l.pop != nil {
-			delete(q.pops, l.pop)
-		} else {
-			delete(q.lanes, l.req)
-		}
-		l.req, l.pop = nil, nil
-		q.free = append(q.free, l)
+		q.retireLocked(l)
 	}
-	q.n -= len(run)
-	w.held = len(run)
+	w.busy = true
 	q.active++
-	wake := q.wakeLocked()
-	if q.n == 0 && q.armed {
-		q.armed = false
-		q.backstop.Stop()
-	}
+	wake := q.takenLocked()
 	q.mu.Unlock()
 	if wake {
 		q.cond.Signal()
 	}
-	return run, true
+	return t, true
+}
+
+// more ends the worker's current task, a quick one of r's that took took, and takes the
+// next task of r's lane when the worker should run it right away, as the next call of a
+// run (see concurrentService.consumeRun): the next task is quick too, tasks are quick
+// on average (two take no longer than wakeBudget), the last took no longer than
+// wakeBudget, and the run has not reached maxRun tasks (so the other queues' tasks
+// wait for at most that many quick calls). The tasks left stay queued, where any
+// worker may take them.
+func (w *taskWorker) more(r *pull.Request, took time.Duration, run int) (t task, ok bool) {
+	q := w.q
+	q.mu.Lock()
+	w.endLocked()
+	l := q.lanes[r]
+	if q.closed || run >= maxRun || took > wakeBudget || 2*q.avg > wakeBudget ||
+		l == nil || l.tasks.n == 0 || !quick(l.tasks.peek()) {
+		w.busy = false // the task is ended: pop must not end it again
+		q.active--
+		q.mu.Unlock()
+		return task{}, false
+	}
+	t = l.tasks.pop() // an emptied lane stays in the turn ring until pop retires it
+	wake := q.takenLocked()
+	q.mu.Unlock()
+	if wake {
+		q.cond.Signal()
+	}
+	return t, true
+}
+
+// maxRun is the most tasks of one queue a worker runs one after another before it takes
+// the next queue's turn: a pull's messages at the default batch sizes.
+const maxRun = 32
+
+// endLocked counts a task of the worker as ended, and reports the average time of its
+// tasks every taskSample tasks.
+func (w *taskWorker) endLocked() {
+	w.q.ended++
+	if w.runs++; w.runs >= taskSample {
+		w.sampleLocked()
+	}
+}
+
+// sampleLocked folds the average time of the tasks ended since mark into the queue's.
+func (w *taskWorker) sampleLocked() {
+	q := w.q
+	now := q.clock()
+	q.avg += ((now-w.mark)/time.Duration(w.runs) - q.avg) / 4
+	w.mark, w.runs = now, 0
+}
+
+// takenLocked accounts for a task taken: it wakes another worker if the tasks left need
+// one, and stops the backstop once none is left.
+func (q *taskQueue) takenLocked() (wake bool) {
+	q.n--
+	wake = q.wakeLocked()
+	if q.n == 0 && q.armed {
+		q.armed = false
+		if !q.backstop.Stop() {
+			q.stale++ // it fired: its callback is on its way
+		}
+	}
+	return wake
+}
+
+// retireLocked takes an empty lane out of the map, for reuse.
+func (q *taskQueue) retireLocked(l *lane) {
+	if l.pop != nil {
+		delete(q.pops, l.pop)
+	} else {
+		delete(q.lanes, l.req)
+	}
+	l.req, l.pop = nil, nil
+	q.free = append(q.free, l)
 }
 
 // quick reports whether t may be run with others of its lane: a concurrent consumer's
@@ -338,7 +387,7 @@ func (q *taskQueue) close() (pops []task) {
 	q.mu.Lock()
 	q.closed = true
 	q.armed = false
-	q.backstop.Stop()
+	q.backstop.Stop() // a callback on its way finds the queue closed
 	for _, l := range q.pops {
 		for l.tasks.n > 0 {
 			pops = append(pops, l.tasks.pop())

@@ -226,9 +226,9 @@ func TestTaskQueueLearnsTaskTimes(t *testing.T) {
 	q.mu.Unlock()
 }
 
-// popRun takes more of a lane's concurrent tasks while tasks are quick, up to its max,
-// and one task when they are not, or when the task is an orderly or POP one.
-func TestTaskQueuePopRun(t *testing.T) {
+// more gives a worker the next task of its queue while tasks are quick, up to maxRun
+// in a run, and leaves the rest queued, where pop finds them in turn.
+func TestTaskQueueMore(t *testing.T) {
 	q := newTaskQueue()
 	q.clock = func() time.Duration { return 0 }
 	a, b := &pull.Request{}, &pull.Request{}
@@ -239,45 +239,69 @@ func TestTaskQueuePopRun(t *testing.T) {
 	require.True(t, q.pushBatches(a, msgs, 1))
 	require.True(t, q.pushBatches(b, msgs[:3], 1))
 	w := q.worker()
+	quickly := time.Microsecond
 
-	run, ok := w.popRun(nil, 32)
+	tk, ok := w.pop()
 	require.True(t, ok)
-	require.Len(t, run, 1, "tasks are taken one by one until they are known to be quick")
+	require.Same(t, a, tk.req)
+	_, ok = w.more(a, quickly, 1)
+	require.False(t, ok, "tasks are taken one by one until they are known to be quick")
 
 	q.mu.Lock()
-	q.avg = time.Microsecond
+	q.avg = quickly
 	q.mu.Unlock()
-	run, ok = w.popRun(run[:0], 32)
+	tk, ok = w.pop()
 	require.True(t, ok)
-	require.Len(t, run, 3, "b's turn: all its tasks")
-	for i, tk := range run {
-		require.Same(t, b, tk.req)
+	require.Same(t, b, tk.req, "b's turn")
+	for i := 1; i < 3; i++ {
+		tk, ok = w.more(b, quickly, i)
+		require.True(t, ok)
 		require.Equal(t, int64(i), tk.msgs[0].QueueOffset)
 	}
-	run, ok = w.popRun(run[:0], 32)
+	_, ok = w.more(b, quickly, 3)
+	require.False(t, ok, "b has no task left")
+
+	tk, ok = w.pop()
 	require.True(t, ok)
-	require.Len(t, run, 32, "a's next 32, in order")
-	for i, tk := range run {
-		require.Same(t, a, tk.req)
-		require.Equal(t, int64(1+i), tk.msgs[0].QueueOffset)
+	require.Same(t, a, tk.req)
+	require.Equal(t, int64(1), tk.msgs[0].QueueOffset)
+	_, has := q.lanes[b]
+	require.True(t, has, "b's emptied lane waits for its turn")
+	for i := 1; i < maxRun; i++ {
+		tk, ok = w.more(a, quickly, i)
+		require.True(t, ok)
+		require.Equal(t, int64(1+i), tk.msgs[0].QueueOffset, "in order")
 	}
+	_, ok = w.more(a, quickly, maxRun)
+	require.False(t, ok, "a run ends at maxRun tasks")
 
-	q.mu.Lock()
-	q.avg = wakeBudget / 3 // the 32 tasks just ended report a sample of 0 (the clock is frozen): a quarter off
-	q.mu.Unlock()
-	run, ok = w.popRun(run[:0], 32)
+	tk, ok = w.pop()
 	require.True(t, ok)
-	require.Len(t, run, 4, "as many as take a wake budget together")
+	require.Equal(t, int64(33), tk.msgs[0].QueueOffset)
+	_, has = q.lanes[b]
+	require.False(t, has, "b's emptied lane was retired when its turn came")
+	_, ok = w.more(a, 2*wakeBudget, 1)
+	require.False(t, ok, "a slow call ends the run")
 
+	tk, ok = w.pop()
+	require.True(t, ok)
+	require.Equal(t, int64(34), tk.msgs[0].QueueOffset)
 	require.True(t, q.push(task{req: a})) // an orderly queue's task: no messages
+	for i := 1; i < 6; i++ {
+		_, ok = w.more(a, quickly, i)
+		require.True(t, ok)
+	}
+	_, ok = w.more(a, quickly, 6)
+	require.False(t, ok, "an orderly task is not run in a run")
+	tk, ok = w.pop()
+	require.True(t, ok)
+	require.Nil(t, tk.msgs)
+
+	q.close()
+	_, ok = w.pop()
+	require.False(t, ok)
 	q.mu.Lock()
-	q.avg = 0
-	q.mu.Unlock()
-	run, ok = w.popRun(run[:0], 32)
-	require.True(t, ok)
-	require.Len(t, run, 3, "the rest of a's tasks")
-	run, ok = w.popRun(run[:0], 32)
-	require.True(t, ok)
-	require.Len(t, run, 1)
-	require.Nil(t, run[0].msgs, "an orderly task is taken alone")
+	defer q.mu.Unlock()
+	require.Equal(t, uint64(44), q.ended, "every task taken ended once")
+	require.Zero(t, q.active)
 }

@@ -102,7 +102,16 @@ func (pq *ProcessQueue) Remove(msgs []*message.Ext) int64 {
 // time its listener call ended, which it read anyway, instead of reading the clock
 // again for every call.
 func (pq *ProcessQueue) RemoveAt(msgs []*message.Ext, at time.Time) int64 {
+	return pq.RemoveAndMark(msgs, nil, at)
+}
+
+// RemoveAndMark is RemoveAt, and MarkConsumeStart of next at the same time, under one
+// lock: a consume worker that goes on from one listener call to the next of the same
+// queue (see the consumer's runs) removes what the first consumed and stamps what the
+// second is given at once.
+func (pq *ProcessQueue) RemoveAndMark(msgs, next []*message.Ext, at time.Time) int64 {
 	now := at.UnixNano()
+	start := pq.since(at)
 	result := int64(-1)
 	n, bytes := int64(0), int64(0)
 
@@ -130,6 +139,7 @@ func (pq *ProcessQueue) RemoveAt(msgs []*message.Ext, at time.Time) int64 {
 		if first, ok := pq.taken.Min(); ok && first.off < result {
 			result = first.off
 		}
+		pq.markLocked(next, start)
 	}
 	pq.mu.Unlock()
 	return result

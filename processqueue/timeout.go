@@ -37,6 +37,11 @@ func (pq *ProcessQueue) MarkConsumeStart(msgs []*message.Ext, now time.Time) {
 	start := pq.since(now)
 	pq.mu.Lock()
 	defer pq.mu.Unlock()
+	pq.markLocked(msgs, start)
+}
+
+// markLocked stamps msgs still cached with start; pq.mu is held.
+func (pq *ProcessQueue) markLocked(msgs []*message.Ext, start int64) {
 	for _, m := range msgs {
 		if m == nil {
 			continue

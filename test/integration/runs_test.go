@@ -4,12 +4,14 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/rmqpush/rmqpush/consumer"
+	"github.com/rmqpush/rmqpush/internal/protocol"
 	"github.com/rmqpush/rmqpush/message"
 	"github.com/rmqpush/rmqpush/test/fakebroker"
 )
@@ -70,4 +72,49 @@ func TestRunsOfQuickCallsKeepTheResultRules(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// A call that hangs past the consume timeout in the middle of quick calls gets its own
+// message sent back, and nothing else: not the messages of the calls before it (already
+// consumed) nor those after it (not yet given to the listener; other workers take them).
+func TestRunsOfQuickCallsAroundAHungCall(t *testing.T) {
+	c := newCluster(t, fakebroker.WithTopic("t", 1), fastDelays())
+	b := c.Brokers()[0]
+	want := produce(t, c, "t", "m", 2000, "")
+	hung := want[1500]
+	released := make(chan struct{})
+	var mu sync.Mutex
+	seen := map[string]int{}
+	pc := startConsumer(t, "g", "t", consumer.All(), fastOptions(c, consumer.WithConsumeTimeout(time.Second)),
+		func(_ context.Context, msgs []*message.Ext, _ *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
+			body := string(msgs[0].Body)
+			mu.Lock()
+			seen[body]++
+			first := seen[body] == 1
+			mu.Unlock()
+			if body == hung && first {
+				time.Sleep(2500 * time.Millisecond) // past the timeout: the sweeper sends it back
+				close(released)
+			}
+			return consumer.ConsumeSuccess
+		})
+	defer shutdown(t, pc)
+	waitFor(t, 30*time.Second, "every message", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen) == len(want)
+	})
+	<-released
+	waitFor(t, 10*time.Second, "the offset at the end", func() bool {
+		off, _ := b.CommittedOffset("g", "t", 0)
+		return off == b.MaxOffset("t", 0)
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for body, n := range seen {
+		if body != hung {
+			require.Equal(t, 1, n, "%s was delivered more than once", body)
+		}
+	}
+	require.LessOrEqual(t, b.Requests(protocol.RequestConsumerSendMsgBack), 1, "only the hung message is sent back")
 }
