@@ -118,3 +118,50 @@ func TestRunsOfQuickCallsAroundAHungCall(t *testing.T) {
 	}
 	require.LessOrEqual(t, b.Requests(protocol.RequestConsumerSendMsgBack), 1, "only the hung message is sent back")
 }
+
+// A call whose message goes back through a slow send-back ends its run: the next call
+// gets a consume-start stamp of its own, not the previous call's end, so a call shorter
+// than the consume timeout is not sent back too (one worker, so the same worker makes
+// both calls; each send-back takes 1.5 s, past the 1 s timeout).
+func TestRunsOfQuickCallsAfterASlowSendBack(t *testing.T) {
+	c := newCluster(t, fakebroker.WithTopic("t", 1), fastDelays(),
+		fakebroker.WithLag(fakebroker.Lag{Code: protocol.RequestConsumerSendMsgBack, Min: 1500 * time.Millisecond, Max: 1500 * time.Millisecond}))
+	b := c.Brokers()[0]
+	want := produce(t, c, "t", "m", 2000, "")
+	failed, slow := want[1000], want[1001]
+	var mu sync.Mutex
+	seen := map[string]int{}
+	pc := startConsumer(t, "g", "t", consumer.All(), fastOptions(c, consumer.WithConsumeTimeout(time.Second), consumer.WithConsumeGoroutineNums(1)),
+		func(_ context.Context, msgs []*message.Ext, _ *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
+			body := string(msgs[0].Body)
+			mu.Lock()
+			seen[body]++
+			first := seen[body] == 1
+			mu.Unlock()
+			switch {
+			case body == failed && first:
+				return consumer.ReconsumeLater
+			case body == slow && first:
+				time.Sleep(700 * time.Millisecond) // within the timeout, counted from its own start
+			}
+			return consumer.ConsumeSuccess
+		})
+	defer shutdown(t, pc)
+	waitFor(t, 30*time.Second, "every message, and the failed one again", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen) == len(want) && seen[failed] == 2
+	})
+	waitFor(t, 10*time.Second, "the offset at the end", func() bool {
+		off, _ := b.CommittedOffset("g", "t", 0)
+		return off == b.MaxOffset("t", 0)
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for body, n := range seen {
+		if body != failed {
+			require.Equal(t, 1, n, "%s was delivered more than once", body)
+		}
+	}
+	require.Equal(t, 1, b.Requests(protocol.RequestConsumerSendMsgBack), "only the failed message is sent back")
+}
