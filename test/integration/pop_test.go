@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -469,5 +470,34 @@ func TestPopCommittedOffsetBelowMinOffset(t *testing.T) {
 	for q, n := range []int64{5100, 60} {
 		off, _ := b.CommittedOffset("popmin-g", "popmin-t", q)
 		require.Equal(t, n, off, "queue %d", q)
+	}
+}
+
+// POP's stats count a ConsumeSuccess call with the AckIndex clamped to the batch, as the
+// pulled path's do (TestStatsClampAckIndex): math.MaxInt overflowed, and a value below -1
+// made the counts negative.
+func TestPopStatsClampAckIndex(t *testing.T) {
+	for _, ack := range []int{math.MaxInt, -3} {
+		t.Run("", func(t *testing.T) {
+			c := popCluster(t, "pop-g", "pop-t", 1)
+			produce(t, c, "pop-t", "m", 1, "")
+			var calls atomic.Int32
+			pc := startConsumer(t, "pop-g", "pop-t", consumer.All(), popOptions(c),
+				func(_ context.Context, msgs []*message.Ext, cc *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
+					if calls.Add(1) == 1 {
+						cc.AckIndex = ack
+					}
+					return consumer.ConsumeSuccess
+				})
+			defer shutdown(t, pc)
+			var ts consumer.TopicStats
+			waitFor(t, 10*time.Second, "the first call counted", func() bool {
+				ts = pc.Stats().Topics["pop-t"]
+				return ts.ConsumedMsgs+ts.ConsumeFailedMsgs >= 1
+			})
+			require.GreaterOrEqual(t, ts.ConsumedMsgs, int64(0))
+			require.GreaterOrEqual(t, ts.ConsumeFailedMsgs, int64(0))
+			require.LessOrEqual(t, ts.ConsumedMsgs+ts.ConsumeFailedMsgs, int64(calls.Load()))
+		})
 	}
 }
