@@ -125,16 +125,23 @@ func memberKilled(t *testing.T, mode string) {
 		<-readDone
 	}()
 	waitFor(t, 10*time.Second, "the victim in the group", func() bool { return len(c.Brokers()[0].Clients(group)) == 3 })
-	time.Sleep(1500 * time.Millisecond) // every member has its queues (the takeover grace)
 
-	want := produce(t, c, topic, "hold", 400, "")
+	// Rounds of messages the victim holds when it gets them, until it holds four: in
+	// pull mode it gets some only once a rebalance gave it queues and their takeover
+	// grace passed (a second or two; a loaded machine may take longer, which a fixed
+	// sleep here once missed).
+	var want []string
 	held := map[string]bool{}
-	deadline := time.Now().Add(15 * time.Second)
-	for len(held) < 4 && time.Now().Before(deadline) {
-		select {
-		case b := <-victimGot:
-			held[b] = true
-		case <-time.After(100 * time.Millisecond):
+	deadline := time.Now().Add(30 * time.Second)
+	for round := 0; len(held) < 4 && time.Now().Before(deadline); round++ {
+		want = append(want, produce(t, c, topic, fmt.Sprintf("hold-r%d", round), 100, "")...)
+		roundEnd := time.Now().Add(2 * time.Second)
+		for len(held) < 4 && time.Now().Before(roundEnd) {
+			select {
+			case b := <-victimGot:
+				held[b] = true
+			case <-time.After(100 * time.Millisecond):
+			}
 		}
 	}
 	require.GreaterOrEqual(t, len(held), 4, "the victim holds messages")
