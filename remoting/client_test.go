@@ -98,7 +98,9 @@ func TestInvokeAsyncTimeout(t *testing.T) {
 
 	done := make(chan error, 1)
 	req := NewRequest(codeHold, nil, nil)
-	require.NoError(t, c.InvokeAsync(s.Addr(), req, 500*time.Millisecond, func(resp *Command, err error) {
+	// The timeout leaves the echo below ample time to be answered first, even on a loaded
+	// machine (with 500 ms it was a suspect of flaky CI runs).
+	require.NoError(t, c.InvokeAsync(s.Addr(), req, 2*time.Second, func(resp *Command, err error) {
 		require.Nil(t, resp)
 		done <- err
 	}))
@@ -115,7 +117,7 @@ func TestInvokeAsyncTimeout(t *testing.T) {
 	require.Equal(t, s.Addr(), ce.Addr)
 	require.Equal(t, codeHold, ce.Code)
 	require.Equal(t, req.Opaque, ce.Opaque)
-	require.Contains(t, err.Error(), fmt.Sprintf("request code %d (opaque %d) to %s: request timed out after 500ms", codeHold, req.Opaque, s.Addr()))
+	require.Contains(t, err.Error(), fmt.Sprintf("request code %d (opaque %d) to %s: request timed out after 2s", codeHold, req.Opaque, s.Addr()))
 	requireNoPending(t, c, s.Addr())
 
 	// A late answer is dropped, and the connection still works.

@@ -186,7 +186,8 @@ func TestTimeoutOnALiveConnectionKeepsIt(t *testing.T) {
 	defer c.Close()
 
 	done := make(chan error, 1)
-	require.NoError(t, c.InvokeAsync(s.Addr(), NewRequest(codeHold, nil, nil), 300*time.Millisecond, func(_ *Command, err error) { done <- err }))
+	// 2 s: the echo below must be answered before the timeout, even on a loaded machine.
+	require.NoError(t, c.InvokeAsync(s.Addr(), NewRequest(codeHold, nil, nil), 2*time.Second, func(_ *Command, err error) { done <- err }))
 	<-heldCh
 	_, err := c.Invoke(context.Background(), s.Addr(), NewRequest(codeEcho, nil, nil))
 	require.NoError(t, err)
