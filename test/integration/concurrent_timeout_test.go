@@ -70,26 +70,37 @@ func TestStatsClampAckIndex(t *testing.T) {
 		t.Run("", func(t *testing.T) {
 			c := newCluster(t, fakebroker.WithTopic("t", 1), fastDelays())
 			produce(t, c, "t", "m", 1, "")
-			var calls atomic.Int32
-			pc := startConsumer(t, "g", "t", consumer.All(), fastOptions(c),
-				func(_ context.Context, msgs []*message.Ext, cc *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
-					if calls.Add(1) == 1 {
-						cc.AckIndex = ack
-					}
-					return consumer.ConsumeSuccess
-				})
-			defer shutdown(t, pc)
-			var ts consumer.TopicStats
-			waitFor(t, 10*time.Second, "the first call counted", func() bool {
-				ts = pc.Stats().Topics["t"]
-				return ts.ConsumedMsgs+ts.ConsumeFailedMsgs >= 1
+			requireClampedStats(t, ack, "t", func(fn listenerFunc) *consumer.PushConsumer {
+				return startConsumer(t, "g", "t", consumer.All(), fastOptions(c), fn)
 			})
-			t.Logf("ack %d: consumed %d failed %d", ack, ts.ConsumedMsgs, ts.ConsumeFailedMsgs)
-			require.GreaterOrEqual(t, ts.ConsumedMsgs, int64(0))
-			require.GreaterOrEqual(t, ts.ConsumeFailedMsgs, int64(0))
-			require.LessOrEqual(t, ts.ConsumedMsgs+ts.ConsumeFailedMsgs, int64(calls.Load()))
 		})
 	}
+}
+
+// listenerFunc is a concurrent listener as a function.
+type listenerFunc = func(context.Context, []*message.Ext, *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus
+
+// requireClampedStats starts a consumer with start, its first call returning success
+// with AckIndex ack, and checks that topic's stats count that call within its batch.
+func requireClampedStats(t *testing.T, ack int, topic string, start func(listenerFunc) *consumer.PushConsumer) {
+	t.Helper()
+	var calls atomic.Int32
+	pc := start(func(_ context.Context, msgs []*message.Ext, cc *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
+		if calls.Add(1) == 1 {
+			cc.AckIndex = ack
+		}
+		return consumer.ConsumeSuccess
+	})
+	defer shutdown(t, pc)
+	var ts consumer.TopicStats
+	waitFor(t, 10*time.Second, "the first call counted", func() bool {
+		ts = pc.Stats().Topics[topic]
+		return ts.ConsumedMsgs+ts.ConsumeFailedMsgs >= 1
+	})
+	t.Logf("ack %d: consumed %d failed %d", ack, ts.ConsumedMsgs, ts.ConsumeFailedMsgs)
+	require.GreaterOrEqual(t, ts.ConsumedMsgs, int64(0))
+	require.GreaterOrEqual(t, ts.ConsumeFailedMsgs, int64(0))
+	require.LessOrEqual(t, ts.ConsumedMsgs+ts.ConsumeFailedMsgs, int64(calls.Load()))
 }
 
 // fallbackHook counts the fallback send-backs that worked, and those of them reported

@@ -67,6 +67,27 @@ func (t *tally) add(msgs []*message.Ext) {
 	}
 }
 
+// addOne counts a delivery of m and returns how many there were of its body.
+func (t *tally) addOne(m *message.Ext) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.counts[string(m.Body)]++
+	t.total++
+	return t.counts[string(m.Body)]
+}
+
+// requireOnceBut checks that every body delivered, but except, was delivered once.
+func (t *tally) requireOnceBut(tt *testing.T, except string) {
+	tt.Helper()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for body, n := range t.counts {
+		if body != except {
+			require.Equal(tt, 1, n, "%s was delivered more than once", body)
+		}
+	}
+}
+
 // missing returns how many of want were never delivered, and the duplicates.
 func (t *tally) check(want []string) (missing, dups int) {
 	t.mu.Lock()

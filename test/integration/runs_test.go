@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -63,15 +62,7 @@ func TestRunsOfQuickCallsKeepTheResultRules(t *testing.T) {
 	require.Zero(t, missing, "every failed message came back")
 	require.Zero(t, dups)
 	require.Equal(t, len(back), again.distinct(), "and only those")
-	b := c.Brokers()[0]
-	waitFor(t, 10*time.Second, "offsets at the end", func() bool {
-		for q := range 2 {
-			if off, _ := b.CommittedOffset("g", "t", q); off != b.MaxOffset("t", q) {
-				return false
-			}
-		}
-		return true
-	})
+	waitOffsetsAtEnd(t, c.Brokers()[0], "g", "t", 2)
 }
 
 // A call that hangs past the consume timeout in the middle of quick calls gets its own
@@ -83,39 +74,20 @@ func TestRunsOfQuickCallsAroundAHungCall(t *testing.T) {
 	want := produce(t, c, "t", "m", 2000, "")
 	hung := want[1500]
 	released := make(chan struct{})
-	var mu sync.Mutex
-	seen := map[string]int{}
+	seen := newTally()
 	pc := startConsumer(t, "g", "t", consumer.All(), fastOptions(c, consumer.WithConsumeTimeout(time.Second)),
 		func(_ context.Context, msgs []*message.Ext, _ *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
-			body := string(msgs[0].Body)
-			mu.Lock()
-			seen[body]++
-			first := seen[body] == 1
-			mu.Unlock()
-			if body == hung && first {
+			if seen.addOne(msgs[0]) == 1 && string(msgs[0].Body) == hung {
 				time.Sleep(2500 * time.Millisecond) // past the timeout: the sweeper sends it back
 				close(released)
 			}
 			return consumer.ConsumeSuccess
 		})
 	defer shutdown(t, pc)
-	waitFor(t, 30*time.Second, "every message", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(seen) == len(want)
-	})
+	waitFor(t, 30*time.Second, "every message", func() bool { return seen.distinct() == len(want) })
 	<-released
-	waitFor(t, 10*time.Second, "the offset at the end", func() bool {
-		off, _ := b.CommittedOffset("g", "t", 0)
-		return off == b.MaxOffset("t", 0)
-	})
-	mu.Lock()
-	defer mu.Unlock()
-	for body, n := range seen {
-		if body != hung {
-			require.Equal(t, 1, n, "%s was delivered more than once", body)
-		}
-	}
+	waitOffsetsAtEnd(t, b, "g", "t", 1)
+	seen.requireOnceBut(t, hung)
 	require.LessOrEqual(t, b.Requests(protocol.RequestConsumerSendMsgBack), 1, "only the hung message is sent back")
 }
 
@@ -129,39 +101,38 @@ func TestRunsOfQuickCallsAfterASlowSendBack(t *testing.T) {
 	b := c.Brokers()[0]
 	want := produce(t, c, "t", "m", 2000, "")
 	failed, slow := want[1000], want[1001]
-	var mu sync.Mutex
-	seen := map[string]int{}
+	seen := newTally()
 	pc := startConsumer(t, "g", "t", consumer.All(), fastOptions(c, consumer.WithConsumeTimeout(time.Second), consumer.WithConsumeGoroutineNums(1)),
 		func(_ context.Context, msgs []*message.Ext, _ *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
-			body := string(msgs[0].Body)
-			mu.Lock()
-			seen[body]++
-			first := seen[body] == 1
-			mu.Unlock()
-			switch {
-			case body == failed && first:
-				return consumer.ReconsumeLater
-			case body == slow && first:
-				time.Sleep(700 * time.Millisecond) // within the timeout, counted from its own start
+			if seen.addOne(msgs[0]) == 1 {
+				switch string(msgs[0].Body) {
+				case failed:
+					return consumer.ReconsumeLater
+				case slow:
+					time.Sleep(700 * time.Millisecond) // within the timeout, counted from its own start
+				}
 			}
 			return consumer.ConsumeSuccess
 		})
 	defer shutdown(t, pc)
 	waitFor(t, 30*time.Second, "every message, and the failed one again", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(seen) == len(want) && seen[failed] == 2
+		return seen.distinct() == len(want) && seen.count(failed) == 2
 	})
-	waitFor(t, 10*time.Second, "the offset at the end", func() bool {
-		off, _ := b.CommittedOffset("g", "t", 0)
-		return off == b.MaxOffset("t", 0)
-	})
-	mu.Lock()
-	defer mu.Unlock()
-	for body, n := range seen {
-		if body != failed {
-			require.Equal(t, 1, n, "%s was delivered more than once", body)
-		}
-	}
+	waitOffsetsAtEnd(t, b, "g", "t", 1)
+	seen.requireOnceBut(t, failed)
 	require.Equal(t, 1, b.Requests(protocol.RequestConsumerSendMsgBack), "only the failed message is sent back")
+}
+
+// waitOffsetsAtEnd waits until group's committed offset of each of topic's first queues
+// is the queue's max offset.
+func waitOffsetsAtEnd(t *testing.T, b *fakebroker.Broker, group, topic string, queues int) {
+	t.Helper()
+	waitFor(t, 10*time.Second, "offsets at the end", func() bool {
+		for q := range queues {
+			if off, _ := b.CommittedOffset(group, topic, q); off != b.MaxOffset(topic, q) {
+				return false
+			}
+		}
+		return true
+	})
 }
