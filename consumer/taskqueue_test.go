@@ -58,24 +58,12 @@ func TestTaskQueueCloseWakesWorkers(t *testing.T) {
 func TestTaskQueueWakesAWorkerPerTask(t *testing.T) {
 	const workers = 4
 	q := newTaskQueue()
-	var started, all sync.WaitGroup
-	started.Add(workers)
+	var all sync.WaitGroup
 	all.Add(workers)
-	for range workers {
-		go func() {
-			started.Done()
-			if _, ok := q.worker().pop(); ok {
-				all.Done()
-				all.Wait() // blocks until every task is popped by a worker of its own
-			}
-		}()
-	}
-	started.Wait()
-	require.Eventually(t, func() bool {
-		q.mu.Lock()
-		defer q.mu.Unlock()
-		return q.waiting == workers
-	}, 10*time.Second, time.Millisecond, "workers never waited")
+	wg := startWorkers(t, q, workers, func(task) {
+		all.Done()
+		all.Wait() // blocks until every task is popped by a worker of its own
+	})
 	msgs := make([]*message.Ext, workers)
 	for i := range msgs {
 		msgs[i] = &message.Ext{QueueOffset: int64(i)}
@@ -83,15 +71,13 @@ func TestTaskQueueWakesAWorkerPerTask(t *testing.T) {
 	require.True(t, q.pushBatches(&pull.Request{}, msgs, 1))
 	done := make(chan struct{})
 	go func() { all.Wait(); close(done) }()
-	require.Eventually(t, func() bool {
-		select {
-		case <-done:
-			return true
-		default:
-			return false
-		}
-	}, 10*time.Second, time.Millisecond, "not every task got a worker of its own")
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("not every task got a worker of its own")
+	}
 	q.close()
+	wg.Wait()
 }
 
 // A queue with one task is served within one round, not after everything another queue
