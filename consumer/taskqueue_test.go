@@ -56,8 +56,14 @@ func TestTaskQueueCloseWakesWorkers(t *testing.T) {
 // tasks must end up waking as many waiting workers as there are tasks, since each task
 // here blocks its worker until every task has been popped.
 func TestTaskQueueWakesAWorkerPerTask(t *testing.T) {
+	requireAWorkerPerTask(t, newTaskQueue(), "not every task got a worker of its own")
+}
+
+// requireAWorkerPerTask pushes four tasks that each block their worker until all four
+// were popped, to four waiting workers, and checks that each gets a worker of its own.
+func requireAWorkerPerTask(t *testing.T, q *taskQueue, what string) {
+	t.Helper()
 	const workers = 4
-	q := newTaskQueue()
 	var all sync.WaitGroup
 	all.Add(workers)
 	wg := startWorkers(t, q, workers, func(task) {
@@ -74,7 +80,7 @@ func TestTaskQueueWakesAWorkerPerTask(t *testing.T) {
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
-		t.Fatal("not every task got a worker of its own")
+		t.Fatal(what)
 	}
 	q.close()
 	wg.Wait()
@@ -163,27 +169,10 @@ func TestTaskQueueQuickTasksWakeOneWorker(t *testing.T) {
 // backstop finds that no task ended for a period and wakes the others. Each task here
 // blocks until every task has been popped.
 func TestTaskQueueStuckTasksGetWorkers(t *testing.T) {
-	const workers = 4
 	q := newTaskQueue()
 	q.clock = func() time.Duration { return 0 }
 	q.avg, q.period = 0, 5*time.Millisecond
-	var all sync.WaitGroup
-	all.Add(workers)
-	wg := startWorkers(t, q, workers, func(task) { all.Done(); all.Wait() })
-	msgs := make([]*message.Ext, workers)
-	for i := range msgs {
-		msgs[i] = &message.Ext{QueueOffset: int64(i)}
-	}
-	require.True(t, q.pushBatches(&pull.Request{}, msgs, 1))
-	done := make(chan struct{})
-	go func() { all.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("tasks behind a stuck worker never got workers of their own")
-	}
-	q.close()
-	wg.Wait()
+	requireAWorkerPerTask(t, q, "tasks behind a stuck worker never got workers of their own")
 }
 
 // The average follows the tasks' times: slow tasks raise it, so their successors are
