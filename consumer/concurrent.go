@@ -292,10 +292,7 @@ func (s *concurrentService) settle(t task, status ConcurrentlyStatus, cc *Concur
 // more reconsume time, as Java does when a send-back and its fallback both failed. The
 // messages stay cached meanwhile, so the offset cannot pass them.
 func (s *concurrentService) reconsumeLater(r *pull.Request, msgs []*message.Ext) {
-	r.PQ.ClearConsumeStart(msgs) // not in a listener call until they are consumed again
-	for _, m := range msgs {
-		m.ReconsumeTimes++
-	}
+	r.PQ.RetryLater(msgs) // not in a listener call until they are consumed again; one more reconsume time
 	s.c.retriedLocally(r.Queue, len(msgs), reconsumeLaterDelay)
 	s.c.sched.after(reconsumeLaterDelay, func() {
 		if r.PQ.Dropped() {
@@ -368,14 +365,17 @@ func (s *concurrentService) sendBackExpired(t task) {
 			return
 		default:
 		}
-		if !pq.Holds(m) {
-			continue // consumed, or sent back, since the sweep picked it
+		// A copy, taken as the message is found still in its call: the worker may count a
+		// local retry on the message itself meanwhile (reconsumeLater).
+		snap, ok := pq.InCall(m)
+		if !ok {
+			continue // consumed, sent back or kept for a local retry since the sweep picked it
 		}
 		if s.c.cfg.model == Broadcasting {
-			s.c.logMsg(logging.LevelWarn, "listener call past the consume timeout; broadcasting drops the message", t.req.Queue, m, nil)
+			s.c.logMsg(logging.LevelWarn, "listener call past the consume timeout; broadcasting drops the message", t.req.Queue, &snap, nil)
 		} else {
-			s.c.logMsg(logging.LevelWarn, "listener call past the consume timeout; sending the message back", t.req.Queue, m, nil)
-			if !s.c.sendBack(m, timeoutDelayLevel) {
+			s.c.logMsg(logging.LevelWarn, "listener call past the consume timeout; sending the message back", t.req.Queue, &snap, nil)
+			if !s.c.sendBack(&snap, timeoutDelayLevel) {
 				continue
 			}
 		}

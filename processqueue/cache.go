@@ -168,21 +168,6 @@ func (pq *ProcessQueue) Contains(msg *message.Ext) bool {
 	return pq.ContainsOffset(msg.QueueOffset)
 }
 
-// Holds reports whether msg itself (the same object, not only a message at its queue
-// offset) is in the cache. A sweep that picked messages earlier checks it again just
-// before acting on each, as Java's cleanExpiredMsg re-reads under the lock: a listener
-// call that ended meanwhile removed them, and a reset may have cached another message
-// at the same offset.
-func (pq *ProcessQueue) Holds(msg *message.Ext) bool {
-	if msg == nil {
-		return false
-	}
-	pq.mu.RLock()
-	defer pq.mu.RUnlock()
-	it, ok := pq.cache.Get(item{off: msg.QueueOffset})
-	return ok && it.e.msg == msg
-}
-
 // ContainsOffset reports whether a message with queue offset off is in the cache.
 // Messages taken by an orderly listener are not in the cache.
 func (pq *ProcessQueue) ContainsOffset(off int64) bool {

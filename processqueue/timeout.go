@@ -61,6 +61,25 @@ func (pq *ProcessQueue) markLocked(msgs []*message.Ext, start int64) {
 func (pq *ProcessQueue) ClearConsumeStart(msgs []*message.Ext) {
 	pq.mu.Lock()
 	defer pq.mu.Unlock()
+	pq.clearLocked(msgs)
+}
+
+// RetryLater is ClearConsumeStart for messages kept for a local retry, and counts the
+// retry: each of msgs gets one more ReconsumeTimes, under the same lock as InCall's
+// copy, so a consume-timeout sweep that copied a message before sees the old count and
+// one that looks after does not see it in a call at all.
+func (pq *ProcessQueue) RetryLater(msgs []*message.Ext) {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	pq.clearLocked(msgs)
+	for _, m := range msgs {
+		if m != nil {
+			m.ReconsumeTimes++
+		}
+	}
+}
+
+func (pq *ProcessQueue) clearLocked(msgs []*message.Ext) {
 	for _, m := range msgs {
 		if m == nil {
 			continue
@@ -69,6 +88,26 @@ func (pq *ProcessQueue) ClearConsumeStart(msgs []*message.Ext) {
 			pq.unlinkStarted(it.e)
 		}
 	}
+}
+
+// InCall returns a copy of msg when msg itself (the same object, not only a message at
+// its queue offset: a reset may have cached another there) is cached and in a listener
+// call (its consume start is stamped): what a consume-timeout sweep sends back, checking
+// again just before acting on each message it picked earlier, as Java's cleanExpiredMsg
+// re-reads under the lock. The copy is taken under the lock RetryLater counts a retry
+// under; a message that left the call (a local retry) or the cache (consumed, sent back)
+// since the sweep picked it gives ok false.
+func (pq *ProcessQueue) InCall(msg *message.Ext) (copied message.Ext, ok bool) {
+	if msg == nil {
+		return message.Ext{}, false
+	}
+	pq.mu.RLock()
+	defer pq.mu.RUnlock()
+	it, found := pq.cache.Get(item{off: msg.QueueOffset})
+	if !found || it.e.msg != msg || !it.e.started {
+		return message.Ext{}, false
+	}
+	return *msg, true
 }
 
 // ConsumeStartTime returns the consume start time MarkConsumeStart recorded for the

@@ -97,3 +97,58 @@ func TestExpiredThenRemove(t *testing.T) {
 	require.False(t, pq.Contains(exp[0]), "the late listener's send-back is skipped")
 	require.Nil(t, pq.Expired(t0.Add(time.Hour), 15*time.Minute, 16))
 }
+
+// InCall gives a copy of a message only while that very message is cached and in a
+// listener call; RetryLater takes it out of the call and counts one more reconsume time.
+func TestInCallAndRetryLater(t *testing.T) {
+	pq := New(t0)
+	msgs := msgsAt(1, 2)
+	pq.Put(msgs, -1)
+	_, ok := pq.InCall(msgs[0])
+	require.False(t, ok, "cached but not in a call")
+	pq.MarkConsumeStart(msgs, t0)
+	c, ok := pq.InCall(msgs[0])
+	require.True(t, ok)
+	require.Equal(t, *msgs[0], c)
+	_, ok = pq.InCall(msgsAt(1)[0])
+	require.False(t, ok, "another message at the same offset")
+
+	pq.RetryLater(msgs[:1])
+	require.Equal(t, int32(1), msgs[0].ReconsumeTimes)
+	_, ok = pq.InCall(msgs[0])
+	require.False(t, ok, "kept for a local retry: out of its call")
+	require.True(t, pq.Contains(msgs[0]), "and still cached")
+
+	pq.Remove(msgs[1:])
+	_, ok = pq.InCall(msgs[1])
+	require.False(t, ok, "consumed")
+}
+
+// A sweep copying a message while the worker counts a local retry on it: no data race
+// (run with -race), and the copy has the count from before or after.
+func TestInCallCopiesUnderTheRetryLock(t *testing.T) {
+	pq := New(t0)
+	msgs := msgsAt(1)
+	pq.Put(msgs, -1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 1000 {
+			pq.MarkConsumeStart(msgs, t0)
+			pq.RetryLater(msgs)
+		}
+	}()
+	last := int32(0)
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		if c, ok := pq.InCall(msgs[0]); ok {
+			require.GreaterOrEqual(t, c.ReconsumeTimes, last)
+			last = c.ReconsumeTimes
+		}
+	}
+	require.Equal(t, int32(1000), msgs[0].ReconsumeTimes)
+}
