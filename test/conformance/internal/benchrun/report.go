@@ -123,6 +123,9 @@ func (rep *Report) writeConsume(w io.Writer, cfg *Config) {
 		for _, s := range []string{settingDefault, settingTuned} {
 			for _, c := range ours {
 				writeRatio(w, wl, c, s, m[key{wl, c, s}], m[key{wl, "peer", s}], ceiling)
+				if c != "rmqpush" {
+					writePaired(w, wl, c, s, m[key{wl, c, s}], m[key{wl, "rmqpush", s}])
+				}
 			}
 		}
 	}
@@ -229,6 +232,32 @@ func writeRatio(w io.Writer, wl, client, s string, a, b []ConsumeRun, ceiling fl
 			100*benchkit.Median(pick(b, func(r ConsumeRun) float64 { return r.MsgsPerSec }))/ceiling)
 	}
 	fmt.Fprintln(w, line)
+}
+
+// writePaired prints how an extra worker (another build, say) compares with rmqpush
+// round by round: on a noisy machine or broker the medians of the per-round differences
+// say more than the difference of the medians.
+func writePaired(w io.Writer, wl, client, s string, a, b []ConsumeRun) {
+	if len(a) == 0 || len(b) == 0 {
+		return
+	}
+	var cpu, tput []float64
+	lower := 0
+	for i := range min(len(a), len(b)) {
+		if b[i].MsgsPerSec > 0 {
+			d := a[i].CPUPerMillion - b[i].CPUPerMillion
+			cpu = append(cpu, d)
+			tput = append(tput, a[i].MsgsPerSec/b[i].MsgsPerSec)
+			if d < 0 {
+				lower++
+			}
+		}
+	}
+	if len(cpu) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "- %s, %s: %s − rmqpush, same rounds (medians of the %d per-round figures): CPU per M %+.2f s (lower in %d of %d rounds), throughput ×%.2f\n",
+		wl, settingLabel(client, s), client, len(cpu), benchkit.Median(cpu), lower, len(cpu), benchkit.Median(tput))
 }
 
 func (rep *Report) writeLatency(w io.Writer) {

@@ -1,0 +1,27 @@
+package benchrun
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rmqpush/rmqpush/test/conformance/internal/benchkit"
+)
+
+// An extra worker is compared with rmqpush round by round: medians of the per-round
+// CPU differences and throughput ratios, and how many rounds it used less CPU in.
+func TestWritePaired(t *testing.T) {
+	run := func(tput, cpu float64) ConsumeRun {
+		return ConsumeRun{Result: benchkit.Result{MsgsPerSec: tput, CPUPerMillion: cpu}}
+	}
+	before := []ConsumeRun{run(100, 2.0), run(200, 3.0), run(300, 2.5)}
+	ours := []ConsumeRun{run(110, 1.8), run(180, 3.1), run(330, 2.2)}
+	var out strings.Builder
+	writePaired(&out, "128B", "before", settingDefault, before, ours)
+	require.Equal(t, "- 128B, default: before − rmqpush, same rounds (medians of the 3 per-round figures): CPU per M +0.20 s (lower in 1 of 3 rounds), throughput ×0.91\n", out.String())
+
+	out.Reset()
+	writePaired(&out, "128B", "before", settingDefault, before, nil)
+	require.Empty(t, out.String(), "nothing without rmqpush in the same run")
+}
