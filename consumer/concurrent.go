@@ -265,6 +265,9 @@ func (s *concurrentService) settle(t task, status ConcurrentlyStatus, cc *Concur
 				s.c.logMsg(logging.LevelWarn, "broadcasting: message consume failed; dropping it", t.req.Queue, m, nil)
 			}
 		} else {
+			// Out of the call before the send-backs, which may take seconds: the
+			// consume-timeout sweep must not send them back too.
+			t.req.PQ.ClearConsumeStart(failed)
 			var keep []*message.Ext
 			for _, m := range failed {
 				if !t.req.PQ.Contains(m) {

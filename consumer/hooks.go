@@ -139,7 +139,7 @@ type PullEvent struct {
 type SendBackEvent struct {
 	Group      string        // the consumer group
 	ClientID   string        // the consumer's client id
-	Msg        *message.Ext  // the message
+	Msg        *message.Ext  // the message (a copy of it for a send-back of the consume timeout, taken when its call was found past the timeout)
 	DelayLevel int32         // the delay level asked for (0: the broker's choice; -1: dead letter)
 	DeadLetter bool          // the send-back put the message in %DLQ%<group>: without Fallback, delay level -1 or ReconsumeTimes at MaxReconsumeTimes; with Fallback (the delay level is not sent), ReconsumeTimes+1 past MaxReconsumeTimes; never with Err
 	Fallback   bool          // CONSUMER_SEND_MSG_BACK failed and a copy was sent to the retry topic instead

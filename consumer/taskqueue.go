@@ -65,7 +65,7 @@ type taskQueue struct {
 	active   int                  // workers running a task
 	avg      time.Duration        // moving average of a task's time, as workers report it
 	ended    uint64               // tasks ended, for the backstop's progress check
-	wakes    uint64               // signals sent
+	wakes    uint64               // signals sent (read by tests)
 	backstop *time.Timer          // armed while a wake was skipped and tasks wait
 	armed    bool
 	armedAt  uint64        // ended when the backstop was armed
@@ -86,14 +86,15 @@ const (
 	wakeAvgStart = wakeBudget
 )
 
-// taskWorker is one worker's hold on a taskQueue. It times its runs of tasks (from
+// taskWorker is one worker's hold on a taskQueue. It times the tasks it ends (from
 // waking up to the next wait, in samples of at most taskSample tasks) so the queue
-// learns how long tasks take, with a clock reading per sample instead of two per task.
+// learns how long tasks take, with a clock reading per sample and around each wait
+// instead of two per task.
 type taskWorker struct {
-	q    *taskQueue
-	busy bool          // it runs a task it took
-	mark time.Duration // q.clock(): when the tasks now counted in runs began
-	runs int           // tasks ended since mark
+	q       *taskQueue
+	busy    bool          // it runs a task it took
+	mark    time.Duration // q.clock(): when the tasks now counted in sampled began
+	sampled int           // tasks ended since mark
 }
 
 // taskSample is the most tasks a worker ends before it reports their average time.
@@ -263,7 +264,7 @@ func (w *taskWorker) pop() (t task, ok bool) {
 		q.active--
 		w.endLocked()
 	}
-	if w.runs > 0 && q.n == 0 {
+	if w.sampled > 0 && q.n == 0 {
 		w.sampleLocked()
 	}
 	if q.n == 0 {
@@ -304,7 +305,7 @@ func (w *taskWorker) pop() (t task, ok bool) {
 
 // more ends the worker's current task, a quick one of r's that took took, and takes the
 // next task of r's lane when the worker should run it right away, as the next call of a
-// run (see concurrentService.consumeRun): the next task is quick too, tasks are quick
+// run (see concurrentService.consume): the next task is quick too, tasks are quick
 // on average (two take no longer than wakeBudget), the last took no longer than
 // wakeBudget, and the run has not reached maxRun tasks (so the other queues' tasks
 // wait for at most that many quick calls). The tasks left stay queued, where any
@@ -338,7 +339,7 @@ const maxRun = 32
 // tasks every taskSample tasks.
 func (w *taskWorker) endLocked() {
 	w.q.ended++
-	if w.runs++; w.runs >= taskSample {
+	if w.sampled++; w.sampled >= taskSample {
 		w.sampleLocked()
 	}
 }
@@ -347,8 +348,8 @@ func (w *taskWorker) endLocked() {
 func (w *taskWorker) sampleLocked() {
 	q := w.q
 	now := q.clock()
-	q.avg += ((now-w.mark)/time.Duration(w.runs) - q.avg) / 4
-	w.mark, w.runs = now, 0
+	q.avg += ((now-w.mark)/time.Duration(w.sampled) - q.avg) / 4
+	w.mark, w.sampled = now, 0
 }
 
 // takenLocked accounts for a task taken: it wakes another worker if the tasks left need

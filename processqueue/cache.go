@@ -98,9 +98,9 @@ func (pq *ProcessQueue) Remove(msgs []*message.Ext) int64 {
 	return pq.RemoveAt(msgs, time.Now())
 }
 
-// RemoveAt is Remove with the last consume time given: the consume service passes the
-// time its listener call ended, which it read anyway, instead of reading the clock
-// again for every call.
+// RemoveAt is Remove with the last consume time given: a caller that read the clock
+// anyway (the end of a listener call) passes that reading instead of reading it again.
+// The concurrent consume service uses RemoveAndMark.
 func (pq *ProcessQueue) RemoveAt(msgs []*message.Ext, at time.Time) int64 {
 	return pq.RemoveAndMark(msgs, nil, at)
 }

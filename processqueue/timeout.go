@@ -56,8 +56,9 @@ func (pq *ProcessQueue) markLocked(msgs []*message.Ext, start int64) {
 }
 
 // ClearConsumeStart forgets the consume start time of msgs (those still cached): they
-// are no longer in a listener call, e.g. kept for a local retry after a failed
-// send-back, so the consume timeout must not fire for them.
+// are no longer in a listener call, e.g. while the worker itself sends them back after
+// a failed call, so the consume timeout must not fire for them (RetryLater does the same
+// for messages kept for a local retry).
 func (pq *ProcessQueue) ClearConsumeStart(msgs []*message.Ext) {
 	pq.mu.Lock()
 	defer pq.mu.Unlock()

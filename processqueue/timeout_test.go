@@ -125,7 +125,8 @@ func TestInCallAndRetryLater(t *testing.T) {
 }
 
 // A sweep copying a message while the worker counts a local retry on it: no data race
-// (run with -race), and the copy has the count from before or after.
+// and the copy has the count from before or after. It checks what it is for only under
+// the race detector, as .ci/run and the README's test command run it (-race).
 func TestInCallCopiesUnderTheRetryLock(t *testing.T) {
 	pq := New(t0)
 	msgs := msgsAt(1)

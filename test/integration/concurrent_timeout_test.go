@@ -166,3 +166,28 @@ func TestSweepRunsWhileWorkersStuck(t *testing.T) {
 		return b.Requests(protocol.RequestConsumerSendMsgBack) > 0
 	})
 }
+
+// A failed call's message is out of its call while the worker sends it back: a
+// consume-timeout sweep that comes while that send-back takes longer than the timeout
+// (2.5 s here against 1 s, so at least one sweep falls in it) does not send it back a
+// second time.
+func TestNoTimeoutSendBackDuringTheWorkersOwn(t *testing.T) {
+	c := newCluster(t, fakebroker.WithTopic("t", 1), fastDelays(),
+		fakebroker.WithLag(fakebroker.Lag{Code: protocol.RequestConsumerSendMsgBack, Min: 2500 * time.Millisecond, Max: 2500 * time.Millisecond}))
+	b := c.Brokers()[0]
+	want := produce(t, c, "t", "m", 8, "")
+	failed := want[3]
+	seen := newTally()
+	pc := startConsumer(t, "g", "t", consumer.All(), fastOptions(c, consumer.WithConsumeTimeout(time.Second)),
+		func(_ context.Context, msgs []*message.Ext, _ *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
+			if seen.addOne(msgs[0]) == 1 && string(msgs[0].Body) == failed {
+				return consumer.ReconsumeLater
+			}
+			return consumer.ConsumeSuccess
+		})
+	defer shutdown(t, pc)
+	waitFor(t, 20*time.Second, "the failed message back", func() bool { return seen.count(failed) == 2 })
+	waitOffsetsAtEnd(t, b, "g", "t", 1)
+	seen.requireOnceBut(t, failed)
+	require.Equal(t, 1, b.Requests(protocol.RequestConsumerSendMsgBack), "one send-back: the worker's")
+}
