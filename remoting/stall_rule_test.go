@@ -12,11 +12,7 @@ import (
 // that times out meanwhile does not close the connection and fail the call whose answer
 // is arriving (whole frames were counted; a frame in progress was not).
 func TestStallRuleIgnoresAFrameArriving(t *testing.T) {
-	peer := newRawPeer(t)
-	defer peer.close()
-	closed := make(chan error, 4)
-	c := newClient(t, WithConnHooks(ConnHooks{OnConnClosed: func(_ string, err error) { closed <- err }}))
-	defer c.Close()
+	peer, c, closed := stallPair(t)
 
 	done := make(chan error, 1)
 	require.NoError(t, c.InvokeAsync(peer.addr(), NewRequest(codeEcho, nil, nil), 10*time.Second,
@@ -55,11 +51,7 @@ func TestStallRuleIgnoresAFrameArriving(t *testing.T) {
 // ~4 MB/s) times out: the peer cannot have answered what it has not received, so the
 // connection is not closed as stalled (it was, failing every call on it).
 func TestStallRuleIgnoresAnUnsentRequest(t *testing.T) {
-	peer := newRawPeer(t)
-	defer peer.close()
-	closed := make(chan error, 4)
-	c := newClient(t, WithConnHooks(ConnHooks{OnConnClosed: func(_ string, err error) { closed <- err }}))
-	defer c.Close()
+	peer, c, closed := stallPair(t)
 
 	done := make(chan error, 4)
 	big := make([]byte, 4<<20)
@@ -87,4 +79,16 @@ func TestStallRuleIgnoresAnUnsentRequest(t *testing.T) {
 		t.Fatalf("connection whose peer is reading closed: %v", err)
 	case <-time.After(100 * time.Millisecond):
 	}
+}
+
+// stallPair starts a raw peer and a client whose connection closes are reported on
+// closed; both end with the test.
+func stallPair(t *testing.T) (peer *rawPeer, c *Client, closed chan error) {
+	t.Helper()
+	peer = newRawPeer(t)
+	t.Cleanup(peer.close)
+	closed = make(chan error, 4)
+	c = newClient(t, WithConnHooks(ConnHooks{OnConnClosed: func(_ string, err error) { closed <- err }}))
+	t.Cleanup(func() { c.Close() })
+	return peer, c, closed
 }
