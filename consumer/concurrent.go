@@ -44,11 +44,17 @@ type concurrentService struct {
 	sweep     chan task     // expired batches for the sweeper; bounded, never closed
 	sweepStop chan struct{} // closed by stop: the sweeper returns
 	sweeper   workerGroup   // the sweeper, started by start and stopped by stop
+	idle      bool          // the read loops run quick calls in idle runs (inline.go)
 }
 
 func newConcurrentService(c *PushConsumer, l ConcurrentlyListener) *concurrentService {
-	return &concurrentService{c: c, listener: l, queue: newTaskQueue(),
-		sweep: make(chan task, sweepBacklog), sweepStop: make(chan struct{})}
+	s := &concurrentService{c: c, listener: l, queue: newTaskQueue(),
+		sweep: make(chan task, sweepBacklog), sweepStop: make(chan struct{}), idle: c.cfg.readLoopCallAvg > 0}
+	if s.idle {
+		s.queue.limit = c.cfg.consumeGoroutines // idle runs count against the pool's size
+		s.queue.idleAvg = c.cfg.readLoopCallAvg
+	}
+	return s
 }
 
 func (s *concurrentService) start() {
@@ -67,16 +73,21 @@ func (s *concurrentService) stop(ctx context.Context) error {
 	if err := s.workers.wait(ctx); err != nil {
 		return fmt.Errorf("consumer: listener calls still running at shutdown: %w", err)
 	}
+	if err := s.queue.waitIdleRuns(ctx); err != nil {
+		return fmt.Errorf("consumer: listener calls still running at shutdown: %w", err)
+	}
 	if err := s.sweeper.wait(ctx); err != nil {
 		return fmt.Errorf("consumer: a timed-out message's send-back still running at shutdown: %w", err)
 	}
 	return nil
 }
 
-// Dispatch queues a pull's messages in batches; see pull.Dispatcher.
+// Dispatch queues a pull's messages in batches; see pull.Dispatcher. It runs on the read
+// loop that read the pull's answer, which runs the quick calls itself, in its idle run,
+// unless idle runs are off (inline.go).
 func (s *concurrentService) Dispatch(r *pull.Request, msgs []*message.Ext, _ bool) {
 	if len(msgs) > 0 {
-		s.queue.pushBatches(r, msgs, s.c.cfg.consumeBatchMaxSize)
+		s.queue.pushBatches(r, msgs, s.c.cfg.consumeBatchMaxSize, s.idle)
 	}
 }
 
@@ -303,7 +314,7 @@ func (s *concurrentService) reconsumeLater(r *pull.Request, msgs []*message.Ext)
 		}
 		// Those the consume timeout sent back meanwhile are gone from the cache.
 		if msgs := r.PQ.Cached(msgs); len(msgs) > 0 {
-			s.queue.pushBatches(r, msgs, s.c.cfg.consumeBatchMaxSize)
+			s.queue.pushBatches(r, msgs, s.c.cfg.consumeBatchMaxSize, false)
 		}
 	})
 }

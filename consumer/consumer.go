@@ -68,6 +68,7 @@ type PushConsumer struct {
 	popService *pull.PopService // with WithClientRebalance(false): POP consumption (pop.go); nil otherwise
 	rebalancer *rebalance.Rebalancer
 	service    consumeService
+	idle       *idleWork  // the read loops' idle runs (inline.go); nil when off
 	sched      *scheduler // short jobs: delayed re-consumption, timeout checks, statistics
 	brokerJobs *scheduler // jobs that wait on brokers (offset writes), kept off sched so its timers stay on time
 	lockJobs   *scheduler // orderly clustering: lock renewal, kept off brokerJobs so a slow broker's writes cannot let locks expire; nil otherwise

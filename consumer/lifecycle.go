@@ -111,6 +111,10 @@ func (c *PushConsumer) start(ctx context.Context) error {
 	if c.cfg.headers == HeaderRocketMQ {
 		icfg.Serialize = remoting.SerializeRocketMQ
 	}
+	if _, ok := c.listener.(ConcurrentlyListener); ok && c.cfg.readLoopCallAvg > 0 {
+		c.idle = &idleWork{} // the service, once built, runs there (inline.go)
+		icfg.IdleWork, icfg.IdleTakeover = c.idle, idleTakeover
+	}
 	if cr := c.cfg.credentials; cr != nil {
 		icfg.Credentials = &client.Credentials{AccessKey: cr.AccessKey, SecretKey: cr.SecretKey, SecurityToken: cr.SecurityToken}
 	}
@@ -218,7 +222,11 @@ func (c *PushConsumer) openOffsets() error {
 func (c *PushConsumer) buildServices() error {
 	switch l := c.listener.(type) {
 	case ConcurrentlyListener:
-		c.service = newConcurrentService(c, l)
+		svc := newConcurrentService(c, l)
+		if c.idle != nil {
+			c.idle.svc.Store(svc)
+		}
+		c.service = svc
 	case OrderlyListener:
 		c.service = newOrderlyService(c, l)
 	}

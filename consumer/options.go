@@ -100,6 +100,7 @@ type cfg struct {
 	allocateStrategy AllocateStrategy
 
 	consumeGoroutines        int
+	readLoopCallAvg          time.Duration // WithReadLoopConsume; 0: off
 	consumeBatchMaxSize      int
 	pullBatchSize            int
 	pullInterval             time.Duration
@@ -183,6 +184,7 @@ func defaultCfg() cfg {
 		consumeFrom:             ConsumeFromLastOffset,
 		allocateStrategy:        rebalance.Averagely{},
 		consumeGoroutines:       20,
+		readLoopCallAvg:         DefaultReadLoopCallAvg,
 		consumeBatchMaxSize:     1,
 		pullBatchSize:           32,
 		maxSpan:                 2000,
@@ -256,6 +258,9 @@ func (c *cfg) validate() error {
 	}
 	if c.takeoverGrace < 0 || c.takeoverGrace > time.Minute {
 		return optionError("WithTakeoverGrace", "%v is out of range [0, 1m]", c.takeoverGrace)
+	}
+	if c.readLoopCallAvg < 0 || c.readLoopCallAvg > idleTakeover {
+		return optionError("WithReadLoopConsume", "%v is out of range [0, %v]", c.readLoopCallAvg, idleTakeover)
 	}
 	if c.consumeTimeout < time.Second {
 		return optionError("WithConsumeTimeout", "%v is shorter than 1s", c.consumeTimeout)

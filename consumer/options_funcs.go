@@ -54,8 +54,27 @@ func WithAllocateStrategy(s AllocateStrategy) Option {
 type AllocateStrategy = rebalance.AllocateStrategy
 
 // WithConsumeGoroutineNums sets the number of consume workers. Default 20, range
-// [1, 1000].
+// [1, 1000]. It bounds the listener calls running at once, those on read loops (see
+// WithReadLoopConsume) included.
 func WithConsumeGoroutineNums(n int) Option { return func(c *cfg) { c.consumeGoroutines = n } }
+
+// DefaultReadLoopCallAvg is WithReadLoopConsume's default: listener calls of 25 µs or
+// less on average run on the read loops.
+const DefaultReadLoopCallAvg = wakeBudget / 2
+
+// WithReadLoopConsume lets a concurrent consumer run its listener calls on the goroutine
+// that read their messages off the broker's connection, when that goroutine has nothing
+// else to read, instead of waking a consume worker for them, as long as the calls took
+// at most maxAvg on average (with the consume bookkeeping of each call). A worker's
+// wake-up costs more than a quick call, and on a machine shared with the broker the
+// broker's CPU too. Orderly and POP consumption always use the workers, and a call that
+// runs long on a read loop (over 1 ms) has the connection's reading taken over by
+// another goroutine, so nothing waits on it. Results, retries, offsets and the bound of
+// WithConsumeGoroutineNums are the same either way. Default DefaultReadLoopCallAvg;
+// range [0, 1ms]; 0 runs every call on the workers.
+func WithReadLoopConsume(maxAvg time.Duration) Option {
+	return func(c *cfg) { c.readLoopCallAvg = maxAvg }
+}
 
 // WithConsumeMessageBatchMaxSize sets the most messages one listener call gets. Default
 // 1, range [1, 1024].

@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rmqpush/rmqpush/message"
@@ -71,6 +72,15 @@ type taskQueue struct {
 	armedAt  uint64        // ended when the backstop was armed
 	stale    int           // callbacks of backstop fires that were stopped too late, to ignore
 	period   time.Duration // the backstop's period
+
+	// Idle runs (see inline.go): the read loops that queue pulled messages run their
+	// quick calls themselves when they run out of frames, instead of waking a worker.
+	limit    int           // the most tasks running at once, idle runs included; 0: no limit
+	idleAvg  time.Duration // idle runs take tasks while they take at most this on average
+	deferred atomic.Bool   // a read loop queued tasks and left their wake to its idle run
+	idleRuns int           // idle runs in progress
+	idleDone chan struct{} // closed when idleRuns drops to 0; made by waitIdleRuns
+	idleKits []*idleKit    // the state of idle runs not in progress, for reuse
 }
 
 const (
@@ -95,6 +105,7 @@ type taskWorker struct {
 	busy    bool          // it runs a task it took
 	mark    time.Duration // q.clock(): when the tasks now counted in sampled began
 	sampled int           // tasks ended since mark
+	taken   int           // tasks an idle run took (see inline.go); counted by more too
 }
 
 // taskSample is the most tasks a worker ends before it reports their average time.
@@ -125,7 +136,7 @@ func (q *taskQueue) worker() *taskWorker { return &taskWorker{q: q, mark: q.cloc
 // to get through the queued tasks at the average task time. When it skips a wake that
 // a waiting worker could take, it arms the backstop.
 func (q *taskQueue) wakeLocked() (wake bool) {
-	if q.n == 0 || q.waiting <= q.waking {
+	if q.n == 0 || q.waiting <= q.waking || q.atLimitLocked(q.waking) {
 		return false
 	}
 	if capacity := q.active + q.waking; capacity == 0 || time.Duration(q.n)*q.avg > time.Duration(capacity)*wakeBudget {
@@ -138,6 +149,11 @@ func (q *taskQueue) wakeLocked() (wake bool) {
 		q.backstop.Reset(q.period)
 	}
 	return false
+}
+
+// atLimitLocked reports whether the tasks running, and extra about to, reach the limit.
+func (q *taskQueue) atLimitLocked(extra int) bool {
+	return q.limit > 0 && q.active+extra >= q.limit
 }
 
 // onBackstop runs when tasks waited a backstop period after a wake was skipped. When no
@@ -155,7 +171,12 @@ func (q *taskQueue) onBackstop() {
 		return
 	}
 	q.armed = false
-	if q.ended == q.armedAt {
+	switch {
+	case q.deferred.Load():
+		// A read loop left the wake to an idle run that has not come (its connection
+		// closed, or it is reading a long burst of frames): the tasks are not slow.
+		q.deferred.Store(false)
+	case q.ended == q.armedAt:
 		q.avg = max(q.avg, q.period)
 	}
 	wake := q.wakeLocked()
@@ -166,8 +187,11 @@ func (q *taskQueue) onBackstop() {
 }
 
 // pushBatches splits msgs into batches of at most size and queues them. It returns false
-// when the queue is closed.
-func (q *taskQueue) pushBatches(req *pull.Request, msgs []*message.Ext, size int) bool {
+// when the queue is closed. With deferWake, the caller is a connection's read loop that
+// runs idle work (see inline.go): instead of waking a worker, the queue leaves the wake
+// to that loop's idle run, which comes as soon as the loop has handled the frames it has
+// read (the backstop wakes a worker if it does not come).
+func (q *taskQueue) pushBatches(req *pull.Request, msgs []*message.Ext, size int, deferWake bool) bool {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
@@ -176,6 +200,15 @@ func (q *taskQueue) pushBatches(req *pull.Request, msgs []*message.Ext, size int
 	for i := 0; i < len(msgs); i += size {
 		j := min(i+size, len(msgs))
 		q.pushLocked(task{req: req, msgs: msgs[i:j:j]})
+	}
+	if deferWake {
+		q.deferred.Store(true)
+		if !q.armed {
+			q.armed, q.armedAt = true, q.ended
+			q.backstop.Reset(q.period)
+		}
+		q.mu.Unlock()
+		return true
 	}
 	wake := q.wakeLocked()
 	q.mu.Unlock()
@@ -267,8 +300,8 @@ func (w *taskWorker) pop() (t task, ok bool) {
 	if w.sampled > 0 && q.n == 0 {
 		w.sampleLocked()
 	}
-	if q.n == 0 {
-		for q.n == 0 && !q.closed {
+	if q.n == 0 || q.atLimitLocked(0) {
+		for (q.n == 0 || q.atLimitLocked(0)) && !q.closed {
 			q.waiting++
 			q.cond.Wait()
 			q.waiting--
@@ -282,17 +315,7 @@ func (w *taskWorker) pop() (t task, ok bool) {
 		q.mu.Unlock()
 		return task{}, false
 	}
-	l := q.turn.pop()
-	for l.tasks.n == 0 { // emptied by more: retired when its turn comes
-		q.retireLocked(l)
-		l = q.turn.pop()
-	}
-	t = l.tasks.pop()
-	if l.tasks.n > 0 {
-		q.turn.push(l)
-	} else {
-		q.retireLocked(l)
-	}
+	t = q.takeLocked()
 	w.busy = true
 	q.active++
 	wake := q.takenLocked()
@@ -301,6 +324,32 @@ func (w *taskWorker) pop() (t task, ok bool) {
 		q.cond.Signal()
 	}
 	return t, true
+}
+
+// frontLocked returns the lane whose turn it is, retiring the lanes that more emptied
+// before it; there must be a task queued.
+func (q *taskQueue) frontLocked() *lane {
+	for {
+		l := q.turn.buf[q.turn.head]
+		if l.tasks.n > 0 {
+			return l
+		}
+		q.retireLocked(q.turn.pop()) // emptied by more: retired when its turn comes
+	}
+}
+
+// takeLocked takes the next task of the lane whose turn it is and sends that lane to the
+// back of the line, or retires it when it is empty; there must be a task queued.
+func (q *taskQueue) takeLocked() task {
+	q.frontLocked()
+	l := q.turn.pop()
+	t := l.tasks.pop()
+	if l.tasks.n > 0 {
+		q.turn.push(l)
+	} else {
+		q.retireLocked(l)
+	}
+	return t
 }
 
 // more ends the worker's current task, a quick one of r's that took took, and takes the
@@ -323,6 +372,7 @@ func (w *taskWorker) more(r *pull.Request, took time.Duration, run int) (t task,
 		return task{}, false
 	}
 	t = l.tasks.pop() // an emptied lane stays in the turn ring until pop retires it
+	w.taken++
 	wake := q.takenLocked()
 	q.mu.Unlock()
 	if wake {

@@ -47,7 +47,8 @@ type Broker interface {
 // msgs are the messages Put added to r.PQ (never a duplicate); dispatch is the
 // ProcessQueue's orderly "start a consume task" answer.
 type Dispatcher interface {
-	// Dispatch hands over what a pull of r cached.
+	// Dispatch hands over what a pull of r cached. It runs on the read loop of the
+	// connection the pull's answer came on.
 	Dispatch(r *Request, msgs []*message.Ext, dispatch bool)
 }
 

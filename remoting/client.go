@@ -19,7 +19,9 @@ import (
 // Goroutines, all owned by the Client and ended by Close: per connection a read loop and
 // a write loop; one per dial in progress; one per inbound request handled (at most
 // maxHandlerCalls + maxOnewayCalls); the timers of asynchronous calls while their
-// callbacks run; and the idle sweep's timer while it runs (WithIdleTimeout).
+// callbacks run; the idle sweep's timer while it runs (WithIdleTimeout); and, with
+// WithIdleWork, a takeover timer's while it hands a read loop on. A goroutine whose
+// idle work outlived its read loop's takeover, or its connection, is the work's owner's.
 //
 // Invoke, InvokeAsync and InvokeOneway set req.Opaque, req.Flag and req.Serialize and
 // run the RPC hooks on req, so a request must not be shared between concurrent calls.
@@ -386,7 +388,8 @@ func (cl *Client) dial(addr string, e *clientConn) {
 			delete(cl.conns, addr)
 		}
 	} else {
-		e.c = newConn(cl.ctx, nc, addr, connSettings{maxFrame: cl.cfg.maxFrameSize, writeTimeout: cl.cfg.writeTimeout, readTimeout: cl.cfg.readTimeout}, cl, &cl.pool)
+		e.c = newConn(cl.ctx, nc, addr, connSettings{maxFrame: cl.cfg.maxFrameSize, writeTimeout: cl.cfg.writeTimeout, readTimeout: cl.cfg.readTimeout,
+			idleWork: cl.cfg.idleWork, takeover: cl.cfg.takeover}, cl, &cl.pool)
 		e.c.start(&cl.wg)
 	}
 	waiters := e.waiters

@@ -39,7 +39,9 @@ type clientConfig struct {
 	rpcHooks     []RPCHook
 	connHooks    ConnHooks
 	handlers     map[int32]Handler
-	errs         []error // problems found while applying options
+	idleWork     IdleWork      // WithIdleWork
+	takeover     time.Duration // WithIdleWork
+	errs         []error       // problems found while applying options
 }
 
 func defaultClientConfig() clientConfig {

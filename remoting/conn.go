@@ -29,6 +29,8 @@ type connSettings struct {
 	maxFrame     int
 	writeTimeout time.Duration
 	readTimeout  time.Duration // how often reads time out to check for a stall
+	idleWork     IdleWork      // work for the read loop between frames; nil: none
+	takeover     time.Duration // with idleWork: when a long Run's connection is taken over
 }
 
 // maxQueuedBytes bounds the frames waiting for a slow socket: beyond it, sends fail
@@ -70,11 +72,13 @@ type conn struct {
 	raw     *rawWriter    // non-blocking writes for senders; nil: the write loop writes all
 	wake    chan struct{} // buffered, 1: frames were queued, or a sender's write failed
 	done    chan struct{} // closed when the conn closes
+
+	idle *idleLoop // nil without idle work
 }
 
 func newConn(parent context.Context, nc net.Conn, addr string, settings connSettings, owner connOwner, pool *framePool) *conn {
 	ctx, cancel := context.WithCancel(parent)
-	return &conn{
+	c := &conn{
 		nc:       nc,
 		addr:     addr,
 		settings: settings,
@@ -88,6 +92,12 @@ func newConn(parent context.Context, nc net.Conn, addr string, settings connSett
 		wake:     make(chan struct{}, 1),
 		done:     make(chan struct{}),
 	}
+	if settings.idleWork != nil {
+		c.idle = &idleLoop{work: settings.idleWork, takeover: settings.takeover}
+		c.idle.timer = time.AfterFunc(time.Hour, c.takeOver)
+		c.idle.timer.Stop()
+	}
+	return c
 }
 
 // start starts the read and write loops, counted in wg. The owner calls it while holding
@@ -297,6 +307,10 @@ func (c *conn) closeWhen(cause error, cond func() bool) {
 	close(c.done)
 	c.mu.Unlock()
 
+	if c.idle != nil {
+		c.idle.timer.Stop()
+		c.takeOver() // a Run in progress: the Client must not wait for it
+	}
 	c.cancel()
 	_ = c.nc.Close() // the cause is what matters; a second close error adds nothing
 	c.owner.connClosing(c)
@@ -317,22 +331,34 @@ func (c *conn) closeErr() error {
 }
 
 func (c *conn) readLoop(wg *sync.WaitGroup) {
-	defer wg.Done()
-	fr := NewFrameReader(countingReader{r: c.nc, n: &c.bytesIn}, c.settings.maxFrame)
-	var batch [][]byte // for uncork's writes
-	var joined []byte
-	var stall stallCheck
-	corked := false
-	var frames uint64
-	err := c.armReadDeadline()
+	st := &readState{fr: NewFrameReader(countingReader{r: c.nc, n: &c.bytesIn}, c.settings.maxFrame), wg: wg}
+	if err := c.armReadDeadline(); err != nil {
+		c.close(err)
+		wg.Done()
+		return
+	}
+	c.read(st)
+}
+
+// read is the read loop from st on: readLoop starts it, and a goroutine taking the loop
+// over from one running idle work goes on with it (see IdleWork). It ends when the
+// connection fails or closes, or when another goroutine took the loop over.
+func (c *conn) read(st *readState) {
+	fr := st.fr
+	var err error
 	for err == nil {
-		if corked && !fr.Ready() {
-			c.uncork(&batch, &joined) // before waiting for the stream
-			corked = false
+		if !fr.Ready() { // about to wait for the stream
+			if st.corked {
+				c.uncork(&st.batch, &st.joined)
+				st.corked = false
+			}
+			if !c.runIdle(st) {
+				return // another goroutine reads now
+			}
 		}
 		var cmd *Command
 		if cmd, err = fr.Read(); isTimeout(err) {
-			err = c.checkStall(fr, &stall)
+			err = c.checkStall(fr, &st.stall)
 			continue
 		}
 		if err != nil {
@@ -344,16 +370,16 @@ func (c *conn) readLoop(wg *sync.WaitGroup) {
 					c.owner.badFrame(c, fe)
 				}
 			case isPeerClose(err):
-				err = c.peerClosed(err, frames)
+				err = c.peerClosed(err, st.frames)
 			}
 			break
 		}
-		frames++
+		st.frames++
 		c.activity.Add(1)
-		c.received.Store(frames)
-		if !corked {
+		c.received.Store(st.frames)
+		if !st.corked {
 			c.cork()
-			corked = true
+			st.corked = true
 		}
 		if cmd.IsResponse() {
 			c.mu.Lock()
@@ -371,6 +397,7 @@ func (c *conn) readLoop(wg *sync.WaitGroup) {
 		c.owner.handleRequest(c, cmd)
 	}
 	c.close(err)
+	st.wg.Done()
 }
 
 func (c *conn) writeLoop(wg *sync.WaitGroup) {

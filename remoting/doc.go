@@ -8,7 +8,9 @@
 // package starts (a read loop and a write loop per connection, a goroutine per dial in
 // progress, a goroutine per inbound request a Client handles, the timers of asynchronous
 // calls while they run) is owned by the Client or Server that started it and ends before
-// its Close returns.
+// its Close returns. The one exception is a Client's idle work (WithIdleWork): the work
+// runs on a read loop between frames, and when it runs long another goroutine takes the
+// loop over; the goroutine still running the work then belongs to the work's owner.
 //
 // # Frames
 //

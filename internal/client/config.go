@@ -44,6 +44,10 @@ type Config struct {
 	Serialize remoting.SerializeType
 	// Dialer replaces the TCP dialer (tests).
 	Dialer remoting.ClientOption
+	// IdleWork, when set, is done by the connections' read loops between frames (see
+	// remoting.IdleWork), their reading taken over after IdleTakeover.
+	IdleWork     remoting.IdleWork
+	IdleTakeover time.Duration
 	// Logger receives the instance's log lines.
 	Logger logging.Logger
 }

@@ -82,6 +82,9 @@ func New(cfg Config) (*Instance, error) {
 	if c.Dialer != nil {
 		opts = append(opts, c.Dialer)
 	}
+	if c.IdleWork != nil {
+		opts = append(opts, remoting.WithIdleWork(c.IdleWork, c.IdleTakeover))
+	}
 	rc, err := remoting.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
