@@ -89,11 +89,7 @@ func (q *taskQueue) takeIdle(newKit func() *idleKit) (k *idleKit, t task, ok boo
 	q.mu.Lock()
 	q.deferred.Store(false)
 	if !q.idleRunnableLocked() {
-		wake := q.wakeLocked()
-		q.mu.Unlock()
-		if wake {
-			q.cond.Signal()
-		}
+		q.wakeAndUnlock()
 		return nil, task{}, false
 	}
 	if n := len(q.idleKits); n > 0 {
@@ -104,15 +100,7 @@ func (q *taskQueue) takeIdle(newKit func() *idleKit) (k *idleKit, t task, ok boo
 	q.idleRuns++
 	k.w.taken = 1
 	k.w.mark = q.clock()
-	t = q.takeLocked()
-	k.w.busy = true
-	q.active++
-	wake := q.takenLocked()
-	q.mu.Unlock()
-	if wake {
-		q.cond.Signal()
-	}
-	return k, t, true
+	return k, k.w.takeAndUnlock(), true
 }
 
 // nextIdle ends the idle run's current task and takes the next one when the run goes on
@@ -121,22 +109,10 @@ func (q *taskQueue) takeIdle(newKit func() *idleKit) (k *idleKit, t task, ok boo
 func (q *taskQueue) nextIdle(k *idleKit) (t task, ok bool) {
 	w := k.w
 	q.mu.Lock()
-	if w.busy { // not ended by more
-		w.busy = false
-		q.active--
-		w.endLocked()
-	}
+	w.endTaskLocked() // unless more ended it
 	if w.taken < maxIdleRun && q.idleRunnableLocked() {
 		w.taken++
-		t = q.takeLocked()
-		w.busy = true
-		q.active++
-		wake := q.takenLocked()
-		q.mu.Unlock()
-		if wake {
-			q.cond.Signal()
-		}
-		return t, true
+		return w.takeAndUnlock(), true
 	}
 	if w.sampled > 0 {
 		w.sampleLocked()
@@ -146,11 +122,7 @@ func (q *taskQueue) nextIdle(k *idleKit) (t task, ok bool) {
 		close(q.idleDone)
 		q.idleDone = nil
 	}
-	wake := q.wakeLocked()
-	q.mu.Unlock()
-	if wake {
-		q.cond.Signal()
-	}
+	q.wakeAndUnlock()
 	return task{}, false
 }
 

@@ -179,11 +179,7 @@ func (q *taskQueue) onBackstop() {
 	case q.ended == q.armedAt:
 		q.avg = max(q.avg, q.period)
 	}
-	wake := q.wakeLocked()
-	q.mu.Unlock()
-	if wake {
-		q.cond.Signal()
-	}
+	q.wakeAndUnlock()
 }
 
 // pushBatches splits msgs into batches of at most size and queues them. It returns false
@@ -210,11 +206,7 @@ func (q *taskQueue) pushBatches(req *pull.Request, msgs []*message.Ext, size int
 		q.mu.Unlock()
 		return true
 	}
-	wake := q.wakeLocked()
-	q.mu.Unlock()
-	if wake {
-		q.cond.Signal() // the worker it wakes wakes the next one if needed (see pop)
-	}
+	q.wakeAndUnlock()
 	return true
 }
 
@@ -234,11 +226,7 @@ func (q *taskQueue) pushPop(r *pull.PopRequest, b *processqueue.PopBatch, size i
 		pts[k] = popTask{r: r, batch: b, first: i}
 		q.pushLocked(task{msgs: msgs[i:j:j], pop: &pts[k]})
 	}
-	wake := q.wakeLocked()
-	q.mu.Unlock()
-	if wake {
-		q.cond.Signal()
-	}
+	q.wakeAndUnlock()
 	return true
 }
 
@@ -250,11 +238,7 @@ func (q *taskQueue) push(t task) bool {
 		return false
 	}
 	q.pushLocked(t)
-	wake := q.wakeLocked()
-	q.mu.Unlock()
-	if wake {
-		q.cond.Signal()
-	}
+	q.wakeAndUnlock()
 	return true
 }
 
@@ -292,11 +276,7 @@ func (q *taskQueue) pushLocked(t task) {
 func (w *taskWorker) pop() (t task, ok bool) {
 	q := w.q
 	q.mu.Lock()
-	if w.busy {
-		w.busy = false
-		q.active--
-		w.endLocked()
-	}
+	w.endTaskLocked()
 	if w.sampled > 0 && q.n == 0 {
 		w.sampleLocked()
 	}
@@ -315,7 +295,23 @@ func (w *taskWorker) pop() (t task, ok bool) {
 		q.mu.Unlock()
 		return task{}, false
 	}
-	t = q.takeLocked()
+	return w.takeAndUnlock(), true
+}
+
+// endTaskLocked ends the worker's current task, if it runs one.
+func (w *taskWorker) endTaskLocked() {
+	if w.busy {
+		w.busy = false
+		w.q.active--
+		w.endLocked()
+	}
+}
+
+// takeAndUnlock takes the next task for the worker (see takeLocked) and unlocks the
+// queue, waking another worker if the tasks left need one.
+func (w *taskWorker) takeAndUnlock() task {
+	q := w.q
+	t := q.takeLocked()
 	w.busy = true
 	q.active++
 	wake := q.takenLocked()
@@ -323,7 +319,16 @@ func (w *taskWorker) pop() (t task, ok bool) {
 	if wake {
 		q.cond.Signal()
 	}
-	return t, true
+	return t
+}
+
+// wakeAndUnlock unlocks the queue, waking a worker if the queued tasks need one.
+func (q *taskQueue) wakeAndUnlock() {
+	wake := q.wakeLocked()
+	q.mu.Unlock()
+	if wake {
+		q.cond.Signal() // the worker it wakes wakes the next one if needed (see pop)
+	}
 }
 
 // frontLocked returns the lane whose turn it is, retiring the lanes that more emptied
