@@ -141,18 +141,19 @@ func (c *workerClock) now() time.Time {
 }
 
 // consume makes the listener call of t, with cc reset for it, and applies its result;
+// it returns how long the last call took (0 when the queue was dropped);
 // then, while the calls are quick, the next calls of the same queue, one after another
 // (a run: see taskWorker.more), with their ProcessQueue bookkeeping merged: the removal
 // of a call's messages and the consume-start mark of the next call's under one lock,
 // and the offset update once per run, or every runCommit while a run lasts. call is nil
 // without consume hooks; with them it is reset and passed to them.
-func (s *concurrentService) consume(t task, w *taskWorker, cc *ConcurrentlyContext, call *ConsumeCall, clock *workerClock) {
+func (s *concurrentService) consume(t task, w *taskWorker, cc *ConcurrentlyContext, call *ConsumeCall, clock *workerClock) (took time.Duration) {
 	r := t.req
 	pq := r.PQ
 	pq.BeginConsume() // before the dropped check: see rebalance's BeforeRemove
 	defer pq.EndConsume()
 	if pq.Dropped() {
-		return // the queue was taken away; its new owner consumes these
+		return 0 // the queue was taken away; its new owner consumes these
 	}
 	uq := s.c.names.UserQueue(r.Queue) // without the namespace: what the listener and hooks see
 	begin := clock.now()
@@ -178,7 +179,7 @@ func (s *concurrentService) consume(t task, w *taskWorker, cc *ConcurrentlyConte
 			offset, committed = -1, end
 		}
 		if !more {
-			return
+			return end.Sub(begin)
 		}
 		t, begin = next, end // the next call begins where this one ended: one clock read less
 	}

@@ -3,6 +3,7 @@ package consumer
 import (
 	"context"
 	"sync/atomic"
+	"time"
 )
 
 // Idle runs: a concurrent consumer's quick listener calls run on the connection read
@@ -69,8 +70,8 @@ func (s *concurrentService) runIdle() {
 	q := s.queue
 	k, t, ok := q.takeIdle(s.newIdleKit)
 	for ok {
-		s.consume(t, k.w, &k.cc, k.call, &k.clock)
-		t, ok = q.nextIdle(k)
+		took := s.consume(t, k.w, &k.cc, k.call, &k.clock)
+		t, ok = q.nextIdle(k, took)
 	}
 }
 
@@ -103,14 +104,15 @@ func (q *taskQueue) takeIdle(newKit func() *idleKit) (k *idleKit, t task, ok boo
 	return k, k.w.takeAndUnlock(), true
 }
 
-// nextIdle ends the idle run's current task and takes the next one when the run goes on
-// (fewer than maxIdleRun taken, and idleRunnable); otherwise it ends the run, waking a
-// worker for the tasks left if they need one.
-func (q *taskQueue) nextIdle(k *idleKit) (t task, ok bool) {
+// nextIdle ends the idle run's current task, whose last call took took, and takes the
+// next one when the run goes on (that call was quick, as runs require, fewer than
+// maxIdleRun were taken, and idleRunnable); otherwise it ends the run, waking a worker
+// for the tasks left if they need one.
+func (q *taskQueue) nextIdle(k *idleKit, took time.Duration) (t task, ok bool) {
 	w := k.w
 	q.mu.Lock()
 	w.endTaskLocked() // unless more ended it
-	if w.taken < maxIdleRun && q.idleRunnableLocked() {
+	if took <= wakeBudget && w.taken < maxIdleRun && q.idleRunnableLocked() {
 		w.taken++
 		return w.takeAndUnlock(), true
 	}

@@ -37,7 +37,7 @@ func idleRun(q *taskQueue, run func(task)) (ran []task) {
 	for ok {
 		run(t)
 		ran = append(ran, t)
-		t, ok = q.nextIdle(k)
+		t, ok = q.nextIdle(k, 0)
 	}
 	return ran
 }
@@ -156,7 +156,7 @@ func TestIdleRunsKeepTheLimit(t *testing.T) {
 	running.Add(-1)
 	done.Done()
 	k.w.taken = maxIdleRun // the run ends with this task
-	_, ok = q.nextIdle(k)
+	_, ok = q.nextIdle(k, 0)
 	require.False(t, ok)
 	done.Wait()
 	require.Equal(t, int32(1), most.Load())
@@ -209,10 +209,54 @@ func TestWaitIdleRuns(t *testing.T) {
 	require.ErrorIs(t, q.waitIdleRuns(ctx), context.DeadlineExceeded)
 	ended := make(chan error, 1)
 	go func() { ended <- q.waitIdleRuns(context.Background()) }()
-	_, ok = q.nextIdle(k)
+	_, ok = q.nextIdle(k, 0)
 	require.False(t, ok)
 	require.NoError(t, <-ended)
 	q.close()
 	_, _, ok = q.takeIdle(func() *idleKit { return &idleKit{w: q.worker()} })
 	require.False(t, ok, "no idle run begins once the queue is closed")
+}
+
+// A call that took longer than the wake budget ends the idle run, as it ends a worker's
+// run: the tasks left go to workers.
+func TestIdleRunEndsAfterASlowCall(t *testing.T) {
+	q := newIdleQueue(20)
+	var done sync.WaitGroup
+	done.Add(3)
+	wg := startWorkers(t, q, 1, func(task) { done.Done() })
+	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(4), 1, true))
+	k, _, ok := q.takeIdle(func() *idleKit { return &idleKit{w: q.worker()} })
+	require.True(t, ok)
+	_, ok = q.nextIdle(k, 2*wakeBudget)
+	require.False(t, ok, "the run went on after a slow call")
+	done.Wait()
+	require.Equal(t, uint64(1), wakesOf(q))
+	q.close()
+	wg.Wait()
+}
+
+// The backstop still finds slow calls while read loops keep deferring wakes: a task that
+// ran for a whole period, none ending, raises the average, and the next worker is woken.
+func TestBackstopFindsSlowCallsBesideDeferredWakes(t *testing.T) {
+	q := newIdleQueue(20)
+	q.period = 5 * time.Millisecond
+	var done sync.WaitGroup
+	done.Add(1)
+	release := make(chan struct{})
+	wg := startWorkers(t, q, 1, func(task) { done.Done(); <-release }) // its own sample waits
+	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(1), 1, true))
+	k, _, ok := q.takeIdle(func() *idleKit { return &idleKit{w: q.worker()} }) // the call hangs
+	require.True(t, ok)
+	// Another pull's answer.
+	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(1), 1, true))
+	// The backstop wakes the worker.
+	done.Wait()
+	q.mu.Lock()
+	require.Equal(t, q.period, q.avg, "the hanging call raised the average")
+	q.mu.Unlock()
+	close(release)
+	_, ok = q.nextIdle(k, time.Second)
+	require.False(t, ok)
+	q.close()
+	wg.Wait()
 }

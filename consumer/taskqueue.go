@@ -171,13 +171,11 @@ func (q *taskQueue) onBackstop() {
 		return
 	}
 	q.armed = false
-	switch {
-	case q.deferred.Load():
-		// A read loop left the wake to an idle run that has not come (its connection
-		// closed, or it is reading a long burst of frames): the tasks are not slow.
-		q.deferred.Store(false)
-	case q.ended == q.armedAt:
-		q.avg = max(q.avg, q.period)
+	// A read loop that left the wake to an idle run that has not come (its connection
+	// closed, or it is reading a long burst of frames) gets it made now.
+	q.deferred.Store(false)
+	if q.ended == q.armedAt && q.active > 0 {
+		q.avg = max(q.avg, q.period) // tasks ran all period and none ended: slow ones
 	}
 	q.wakeAndUnlock()
 }

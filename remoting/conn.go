@@ -352,12 +352,14 @@ func (c *conn) read(st *readState) {
 				c.uncork(&st.batch, &st.joined)
 				st.corked = false
 			}
-			if !c.runIdle(st) {
+			if !st.fresh && !c.runIdle(st) {
 				return // another goroutine reads now
 			}
 		}
 		var cmd *Command
-		if cmd, err = fr.Read(); isTimeout(err) {
+		cmd, err = fr.Read()
+		st.fresh = false
+		if isTimeout(err) {
 			err = c.checkStall(fr, &st.stall)
 			continue
 		}

@@ -18,7 +18,9 @@ import (
 //
 // Run may run for long: when it has not returned within the takeover delay, another
 // goroutine takes the connection's reading over, so responses and requests keep being
-// read; the goroutine running Run then ends when Run returns. From the takeover on, or
+// read (it reads before it does any idle work itself); the goroutine running Run then
+// ends when Run returns. So Run may be called concurrently: by the read loops of
+// different connections, and on one connection by the goroutine that took it over. From the takeover on, or
 // from the connection's close, that goroutine is not the Client's any more (Close does
 // not wait for it): Run's owner waits for the work it runs.
 type IdleWork interface {
@@ -54,7 +56,9 @@ type readState struct {
 	stall  stallCheck
 	corked bool
 	frames uint64
-	wg     *sync.WaitGroup // counts the loop: its goroutine calls Done when the loop ends
+	fresh  bool // the goroutine took the loop over and has not read yet
+
+	wg *sync.WaitGroup // counts the loop: its goroutine calls Done when the loop ends
 }
 
 // idleLoop is what a conn needs to run idle work on its read loop and hand the loop
@@ -103,6 +107,9 @@ func (c *conn) takeOver() {
 			return // reading: nothing to take over
 		}
 		if il.phase.CompareAndSwap(p, (p|1)+1) { // next generation, reading
+			// The new goroutine reads before it runs idle work: work that is pending
+			// again, and long again, must not keep the connection from being read.
+			il.st.fresh = true
 			go c.read(il.st)
 			return
 		}

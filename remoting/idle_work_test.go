@@ -126,3 +126,42 @@ func TestWithIdleWorkValidates(t *testing.T) {
 	_, err = NewClient(WithIdleWork(newTestIdleWork(false), 0))
 	require.ErrorContains(t, err, "WithIdleWork(0s)")
 }
+
+// busyWork is idle work that is always pending and takes longer than the takeover.
+type busyWork struct {
+	on   atomic.Bool
+	runs atomic.Int32
+}
+
+func (w *busyWork) Pending() bool { return w.on.Load() }
+
+func (w *busyWork) Run() {
+	w.runs.Add(1)
+	time.Sleep(3 * time.Millisecond)
+}
+
+// The goroutine that takes a loop over reads before it runs idle work: work that is
+// always pending and always longer than the takeover delay runs once per gap between
+// frames, not in a chain of takeovers that never reads.
+func TestIdleWorkTakeoverReadsFirst(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	s := startServer(t)
+	defer s.Close()
+	w := &busyWork{}
+	c := newClient(t, WithIdleWork(w, time.Millisecond))
+	_, err := c.Invoke(context.Background(), s.Addr(), NewRequest(codeEcho, nil, nil))
+	require.NoError(t, err)
+	w.on.Store(true)
+	const calls = 20
+	for range calls {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := c.Invoke(ctx, s.Addr(), NewRequest(codeEcho, nil, nil))
+		cancel()
+		require.NoError(t, err)
+	}
+	w.on.Store(false)
+	// A read loop runs the work once per frame it read (one per answer) at most, plus the
+	// run under way when the first call was sent.
+	require.LessOrEqual(t, w.runs.Load(), int32(calls+2))
+	require.NoError(t, c.Close()) // goleak waits for the last Run, taken over by Close
+}
