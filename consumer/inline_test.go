@@ -30,10 +30,15 @@ func msgsOf(n int) []*message.Ext {
 	return msgs
 }
 
+// beginIdle begins an idle run on q with a new kit, as runIdle does.
+func beginIdle(q *taskQueue) (*idleKit, task, bool) {
+	return q.takeIdle(func() *idleKit { return &idleKit{w: q.worker()} })
+}
+
 // idleRun runs an idle run on q as concurrentService.runIdle does, with run for each
 // task; it returns the tasks it ran.
 func idleRun(q *taskQueue, run func(task)) (ran []task) {
-	k, t, ok := q.takeIdle(func() *idleKit { return &idleKit{w: q.worker()} })
+	k, t, ok := beginIdle(q)
 	for ok {
 		run(t)
 		ran = append(ran, t)
@@ -142,7 +147,7 @@ func TestIdleRunsKeepTheLimit(t *testing.T) {
 		done.Done()
 	})
 	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(1), 1, true))
-	k, first, ok := q.takeIdle(func() *idleKit { return &idleKit{w: q.worker()} })
+	k, first, ok := beginIdle(q)
 	require.True(t, ok)
 	enter()
 	// Another read loop's answer: its tasks are not the idle run's, and wake the worker
@@ -202,7 +207,7 @@ func TestWaitIdleRuns(t *testing.T) {
 	q := newIdleQueue(20)
 	require.NoError(t, q.waitIdleRuns(context.Background()), "none in progress")
 	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(1), 1, true))
-	k, _, ok := q.takeIdle(func() *idleKit { return &idleKit{w: q.worker()} })
+	k, _, ok := beginIdle(q)
 	require.True(t, ok)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
@@ -213,7 +218,7 @@ func TestWaitIdleRuns(t *testing.T) {
 	require.False(t, ok)
 	require.NoError(t, <-ended)
 	q.close()
-	_, _, ok = q.takeIdle(func() *idleKit { return &idleKit{w: q.worker()} })
+	_, _, ok = beginIdle(q)
 	require.False(t, ok, "no idle run begins once the queue is closed")
 }
 
@@ -225,7 +230,7 @@ func TestIdleRunEndsAfterASlowCall(t *testing.T) {
 	done.Add(3)
 	wg := startWorkers(t, q, 1, func(task) { done.Done() })
 	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(4), 1, true))
-	k, _, ok := q.takeIdle(func() *idleKit { return &idleKit{w: q.worker()} })
+	k, _, ok := beginIdle(q)
 	require.True(t, ok)
 	_, ok = q.nextIdle(k, 2*wakeBudget)
 	require.False(t, ok, "the run went on after a slow call")
@@ -245,7 +250,7 @@ func TestBackstopFindsSlowCallsBesideDeferredWakes(t *testing.T) {
 	release := make(chan struct{})
 	wg := startWorkers(t, q, 1, func(task) { done.Done(); <-release }) // its own sample waits
 	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(1), 1, true))
-	k, _, ok := q.takeIdle(func() *idleKit { return &idleKit{w: q.worker()} }) // the call hangs
+	k, _, ok := beginIdle(q) // the call hangs
 	require.True(t, ok)
 	// Another pull's answer.
 	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(1), 1, true))
