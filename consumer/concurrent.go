@@ -161,11 +161,17 @@ func (s *concurrentService) consume(t task, w *taskWorker, cc *ConcurrentlyConte
 	offset, committed := int64(-1), begin
 	for n := 1; ; n++ {
 		status, end := s.callOne(t, uq, begin, cc, call, clock)
+		failed := ackIndex(status, cc.AckIndex, len(t.msgs)) < len(t.msgs)-1
+		if failed && w.handOff != nil && s.c.cfg.model == Clustering {
+			// On a read loop: the send-backs wait for answers it may be the one to read.
+			w.handOff()
+			w.handOff = nil
+		}
 		done := s.settle(t, status, cc)
 		var next task
 		// A call with messages to send back ends the run: the send-backs took an unknown
 		// time since end, which must not count against the next call's consume timeout.
-		more := quick(t) && ackIndex(status, cc.AckIndex, len(t.msgs)) == len(t.msgs)-1 && !pq.Dropped()
+		more := quick(t) && !failed && !pq.Dropped()
 		if more {
 			next, more = w.more(r, end.Sub(begin), n)
 		}

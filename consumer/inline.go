@@ -23,7 +23,8 @@ import (
 //     rule. Slow listeners, orderly and POP consumption keep the workers.
 //   - A call that turns slow is taken care of by the remoting layer: after takeover its
 //     connection's reading goes on in another goroutine, and the one running the call
-//     ends with the idle run. Meanwhile the other queued tasks wait for the backstop,
+//     ends with the idle run. A failed call hands the connection off before its
+//     send-backs, whose answers come on a connection the read loop may be reading. Meanwhile the other queued tasks wait for the backstop,
 //     as behind any worker stuck in a call.
 //   - Stop waits for the idle runs in progress as for the workers.
 
@@ -48,10 +49,10 @@ func (iw *idleWork) Pending() bool {
 	return s != nil && s.queue.deferred.Load()
 }
 
-// Run is an idle run.
-func (iw *idleWork) Run() {
+// Run is an idle run; handOff hands the read loop off (see remoting.IdleWork).
+func (iw *idleWork) Run(handOff func()) {
 	if s := iw.svc.Load(); s != nil {
-		s.runIdle()
+		s.runIdle(handOff)
 	}
 }
 
@@ -66,9 +67,12 @@ type idleKit struct {
 
 // runIdle runs quick listener calls queued for the workers on the calling goroutine, a
 // read loop in its idle work.
-func (s *concurrentService) runIdle() {
+func (s *concurrentService) runIdle(handOff func()) {
 	q := s.queue
 	k, t, ok := q.takeIdle(s.newIdleKit)
+	if ok {
+		k.w.handOff = handOff
+	}
 	for ok {
 		took := s.consume(t, k.w, &k.cc, k.call, &k.clock)
 		t, ok = q.nextIdle(k, took)
@@ -119,6 +123,7 @@ func (q *taskQueue) nextIdle(k *idleKit, took time.Duration) (t task, ok bool) {
 	if w.sampled > 0 {
 		w.sampleLocked()
 	}
+	w.handOff = nil
 	q.idleKits = append(q.idleKits, k)
 	if q.idleRuns--; q.idleRuns == 0 && q.idleDone != nil {
 		close(q.idleDone)

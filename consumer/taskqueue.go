@@ -106,6 +106,7 @@ type taskWorker struct {
 	mark    time.Duration // q.clock(): when the tasks now counted in sampled began
 	sampled int           // tasks ended since mark
 	taken   int           // tasks an idle run took (see inline.go); counted by more too
+	handOff func()        // an idle run's, until used: hands its read loop off (inline.go)
 }
 
 // taskSample is the most tasks a worker ends before it reports their average time.

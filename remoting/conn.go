@@ -93,7 +93,7 @@ func newConn(parent context.Context, nc net.Conn, addr string, settings connSett
 		done:     make(chan struct{}),
 	}
 	if settings.idleWork != nil {
-		c.idle = &idleLoop{work: settings.idleWork, takeover: settings.takeover}
+		c.idle = &idleLoop{work: settings.idleWork, takeover: settings.takeover, handOff: c.takeOver}
 		c.idle.timer = time.AfterFunc(time.Hour, c.takeOver)
 		c.idle.timer.Stop()
 	}

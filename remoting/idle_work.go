@@ -27,8 +27,12 @@ type IdleWork interface {
 	// Pending reports whether Run has work. It is called whenever a read loop runs out of
 	// frames, so it must be cheap: an atomic load, not a lock.
 	Pending() bool
-	// Run does the work, on the calling read loop's goroutine.
-	Run()
+	// Run does the work, on the calling read loop's goroutine. Before it does anything
+	// that may wait on the network (a synchronous call, say, whose answer comes on this
+	// very connection), it calls handOff: another goroutine then reads the connection at
+	// once, as after the takeover delay, and the caller's goroutine ends when Run
+	// returns. handOff may be called more than once.
+	Run(handOff func())
 }
 
 // WithIdleWork makes the Client's connections do w in the gaps between frames (see
@@ -67,6 +71,7 @@ type idleLoop struct {
 	work     IdleWork
 	takeover time.Duration
 	timer    *time.Timer // fires takeOver; armed while Run runs
+	handOff  func()      // takeOver, for Run to call
 	st       *readState  // the loop's state, for the goroutine taking over
 	// phase is the loop's generation << 1 | 1 while Run runs on it: a takeover moves it
 	// to the next generation, so the goroutine whose Run returns late cannot mistake
@@ -87,7 +92,7 @@ func (c *conn) runIdle(st *readState) bool {
 	running := il.phase.Load() | 1
 	il.phase.Store(running)
 	il.timer.Reset(il.takeover)
-	il.work.Run()
+	il.work.Run(il.handOff)
 	if !il.phase.CompareAndSwap(running, running&^1) {
 		return false // taken over
 	}

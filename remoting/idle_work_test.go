@@ -27,7 +27,7 @@ func newTestIdleWork(block bool) *testIdleWork {
 
 func (w *testIdleWork) Pending() bool { return w.pending.Load() }
 
-func (w *testIdleWork) Run() {
+func (w *testIdleWork) Run(func()) {
 	w.pending.Store(false)
 	if w.runs.Add(1) == 1 {
 		close(w.started)
@@ -135,7 +135,7 @@ type busyWork struct {
 
 func (w *busyWork) Pending() bool { return w.on.Load() }
 
-func (w *busyWork) Run() {
+func (w *busyWork) Run(func()) {
 	w.runs.Add(1)
 	time.Sleep(3 * time.Millisecond)
 }
@@ -164,4 +164,45 @@ func TestIdleWorkTakeoverReadsFirst(t *testing.T) {
 	// run under way when the first call was sent.
 	require.LessOrEqual(t, w.runs.Load(), int32(calls+2))
 	require.NoError(t, c.Close()) // goleak waits for the last Run, taken over by Close
+}
+
+// handOffWork calls the peer back from Run, after handing the connection off.
+type handOffWork struct {
+	pending atomic.Bool
+	call    func() error
+	err     chan error
+}
+
+func (w *handOffWork) Pending() bool { return w.pending.Load() }
+
+func (w *handOffWork) Run(handOff func()) {
+	if w.pending.Swap(false) {
+		handOff()
+		w.err <- w.call()
+	}
+}
+
+// Work that hands the connection off before it waits on the network gets its answer
+// read at once: here the takeover delay is an hour, and the work waits for an answer on
+// the very connection whose read loop runs it.
+func TestIdleWorkHandsOffBeforeItWaits(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	s := startServer(t)
+	defer s.Close()
+	w := &handOffWork{err: make(chan error, 1)}
+	c := newClient(t, WithIdleWork(w, time.Hour))
+	defer c.Close()
+	w.call = func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, err := c.Invoke(ctx, s.Addr(), NewRequest(codeEcho, nil, nil))
+		return err
+	}
+	got := make(chan error, 1)
+	require.NoError(t, c.InvokeAsync(s.Addr(), NewRequest(codeEcho, nil, nil), time.Minute, func(_ *Command, err error) {
+		w.pending.Store(true)
+		got <- err
+	}))
+	require.NoError(t, <-got)
+	require.NoError(t, <-w.err, "the call from Run was not answered")
 }
