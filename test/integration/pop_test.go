@@ -53,6 +53,7 @@ func TestPopConsumesAndAcks(t *testing.T) {
 	b := c.Brokers()[0]
 	waitFor(t, 5*time.Second, "every ack", func() bool { return len(b.InflightPops("pop-g")) == 0 },
 		func() string { return formatInflight(b.InflightPops("pop-g")) })
+	waitAcksCounted(t, pc, len(want))
 	st := pc.Stats()
 	require.Equal(t, int64(len(want)), st.Pop.Popped)
 	require.Equal(t, int64(len(want)), st.Pop.Acked)
@@ -457,6 +458,7 @@ func TestPopCommittedOffsetBelowMinOffset(t *testing.T) {
 	waitFor(t, 20*time.Second, "every message", func() bool { return got.distinct() == len(want) })
 	waitFor(t, 5*time.Second, "every ack", func() bool { return len(b.InflightPops("popmin-g")) == 0 },
 		func() string { return formatInflight(b.InflightPops("popmin-g")) })
+	waitAcksCounted(t, pc, len(want))
 	st := pc.Stats()
 	shutdown(t, pc)
 	missing, dups := got.check(want)
@@ -486,4 +488,12 @@ func TestPopStatsClampAckIndex(t *testing.T) {
 			})
 		})
 	}
+}
+
+// waitAcksCounted waits until the consumer counted n acks: the broker drops a pop from
+// its inflight table before it answers the ack, and the consumer counts the ack when the
+// answer arrives.
+func waitAcksCounted(t *testing.T, pc *consumer.PushConsumer, n int) {
+	t.Helper()
+	waitFor(t, 5*time.Second, "every ack counted", func() bool { return pc.Stats().Pop.Acked >= int64(n) })
 }
