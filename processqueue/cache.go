@@ -30,24 +30,37 @@ func (pq *ProcessQueue) Put(msgs []*message.Ext, brokerMaxOffset int64) (added [
 	if len(msgs) > 0 {
 		slab = make([]entry, len(msgs))
 	}
+	run := len(msgs) > 0 // msgs can be one new segment: no nil, offsets strictly increasing
+	for i, m := range msgs {
+		if m == nil {
+			run = false
+			continue
+		}
+		slab[i] = entry{msg: m, off: m.QueueOffset, size: int64(len(m.Body))}
+		run = run && (i == 0 || slab[i-1].off < slab[i].off)
+	}
 	added = msgs
 	aliasing := true // added is msgs itself until the first duplicate
 	n, bytes := 0, int64(0)
 	now := time.Now() // every message's CachedAt: one clock read per pull
 
 	pq.mu.Lock()
+	// A pull's messages come after everything cached and taken: one segment. Anything
+	// else (a re-pull, messages in a strange order) goes in one message at a time.
+	if run {
+		last, ok := pq.taken.Max()
+		run = (!ok || last.off < slab[0].off) && pq.cache.fits(slab)
+	}
+	if run {
+		pq.cache.AddRun(slab)
+	}
 	for i, m := range msgs {
 		e := &slab[i]
-		dup := m == nil
-		if !dup {
-			e.msg, e.off, e.size = m, m.QueueOffset, int64(len(m.Body))
-			dup = pq.taken.Len() > 0 && pq.taken.Has(item{off: e.off})
-		}
-		if !dup {
-			if old, replaced := pq.cache.ReplaceOrInsert(item{off: e.off, e: e}); replaced {
-				pq.cache.ReplaceOrInsert(old) // keep the first copy and its start time
-				dup = true
-			}
+		dup := false
+		if !run {
+			dup = m == nil ||
+				pq.taken.Len() > 0 && pq.taken.Has(item{off: e.off}) ||
+				!pq.cache.Add(slab[i:i+1]) // a cached copy stays, with its start time
 		}
 		if dup {
 			if aliasing {
@@ -123,17 +136,18 @@ func (pq *ProcessQueue) RemoveAndMark(msgs, next []*message.Ext, at time.Time) i
 			if m == nil {
 				continue
 			}
-			it, ok := pq.cache.Delete(item{off: m.QueueOffset})
-			if !ok {
+			e := pq.cache.Delete(m.QueueOffset)
+			if e == nil {
 				continue
 			}
-			pq.unlinkStarted(it.e)
+			pq.unlinkStarted(e)
+			e.msg = nil // its segment may stay cached for a while: let the message go
 			n++
-			bytes += it.e.size
+			bytes += e.size
 		}
 		pq.count.Sub(n)
 		pq.size.Sub(bytes)
-		if first, ok := pq.cache.Min(); ok {
+		if first := pq.cache.Min(); first != nil {
 			result = first.off
 		}
 		if first, ok := pq.taken.Min(); ok && first.off < result {
@@ -150,12 +164,11 @@ func (pq *ProcessQueue) RemoveAndMark(msgs, next []*message.Ext, at time.Time) i
 func (pq *ProcessQueue) MaxSpan() int64 {
 	pq.mu.RLock()
 	defer pq.mu.RUnlock()
-	first, ok := pq.cache.Min()
-	if !ok {
+	first := pq.cache.Min()
+	if first == nil {
 		return 0
 	}
-	last, _ := pq.cache.Max()
-	return last.off - first.off
+	return pq.cache.Max().off - first.off
 }
 
 // Contains reports whether a message with msg's queue offset is in the cache (Java 5
@@ -173,7 +186,7 @@ func (pq *ProcessQueue) Contains(msg *message.Ext) bool {
 func (pq *ProcessQueue) ContainsOffset(off int64) bool {
 	pq.mu.RLock()
 	defer pq.mu.RUnlock()
-	return pq.cache.Has(item{off: off})
+	return pq.cache.Get(off) != nil
 }
 
 // HasCached reports whether the cache holds any message (Java hasTempMessage). Messages
@@ -189,7 +202,7 @@ func (pq *ProcessQueue) HasCached() bool {
 // offsets). Flags and times are unchanged.
 func (pq *ProcessQueue) Clear() {
 	pq.mu.Lock()
-	pq.cache.Clear(true)
+	pq.cache.Clear()
 	pq.taken.Clear(true)
 	pq.startHead, pq.startTail = nil, nil
 	pq.count.Store(0)
@@ -205,8 +218,8 @@ func (pq *ProcessQueue) Cached(msgs []*message.Ext) []*message.Ext {
 	defer pq.mu.RUnlock()
 	out := msgs
 	for i, m := range msgs {
-		it, ok := pq.cache.Get(item{off: m.QueueOffset})
-		present := ok && it.e.msg == m
+		e := pq.cache.Get(m.QueueOffset)
+		present := e != nil && e.msg == m
 		if present && len(out) != len(msgs) {
 			out = append(out, m)
 		}

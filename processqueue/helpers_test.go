@@ -1,6 +1,7 @@
 package processqueue
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -75,18 +76,56 @@ func checkStartList(t require.TestingT, pq *ProcessQueue) {
 	}
 	require.Same(t, prev, pq.startTail, "tail is not the last entry")
 	stamped := 0
-	pq.cache.Ascend(func(it item) bool {
-		if it.e.started {
+	for _, e := range cachedEntries(pq) {
+		if e.started {
 			stamped++
-			require.True(t, onList[it.e], "stamped cache entry %d not on the list", it.off)
+			require.True(t, onList[e], "stamped cache entry %d not on the list", e.off)
 		}
-		return true
-	})
+	}
 	pq.taken.Ascend(func(it item) bool {
 		require.False(t, it.e.started, "taken entry %d still on the list", it.off)
 		return true
 	})
 	require.Equal(t, stamped, len(onList), "list holds entries that are not cached")
+}
+
+// cachedEntries returns the cache's entries in offset order, checking the segments'
+// invariants on the way: ranges in order and apart, offsets strictly increasing, lo, hi
+// and live right, no empty segment in the tree, the count right. The caller holds
+// pq.mu.
+func cachedEntries(pq *ProcessQueue) []*entry {
+	var out []*entry
+	lastOff := int64(-1 << 62)
+	pq.cache.tree.Ascend(func(it segItem) bool {
+		s := it.s
+		if len(s.ents) == 0 || it.first != s.ents[0].off || it.first <= lastOff {
+			panic(fmt.Sprintf("segment at %d: %d entries, overlaps or out of order (last range ended at %d)", it.first, len(s.ents), lastOff))
+		}
+		live, lo, hi := 0, -1, -1
+		for i := range s.ents {
+			e := &s.ents[i]
+			if i > 0 && s.ents[i-1].off >= e.off {
+				panic(fmt.Sprintf("segment at %d: offsets %d then %d", it.first, s.ents[i-1].off, e.off))
+			}
+			if e.cached {
+				live++
+				if lo < 0 {
+					lo = i
+				}
+				hi = i + 1
+				out = append(out, e)
+			}
+		}
+		if live == 0 || live != s.live || lo != s.lo || hi != s.hi {
+			panic(fmt.Sprintf("segment at %d: live/lo/hi %d/%d/%d, counted %d/%d/%d", it.first, s.live, s.lo, s.hi, live, lo, hi))
+		}
+		lastOff = s.last()
+		return true
+	})
+	if len(out) != pq.cache.Len() {
+		panic(fmt.Sprintf("cache holds %d entries, Len says %d", len(out), pq.cache.Len()))
+	}
+	return out
 }
 
 func TestHelpers(t *testing.T) {

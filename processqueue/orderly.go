@@ -23,10 +23,10 @@ func (pq *ProcessQueue) Take(n int) []*message.Ext {
 	if k := min(n, pq.cache.Len()); k > 0 {
 		out = make([]*message.Ext, 0, k)
 		for range k {
-			it, _ := pq.cache.DeleteMin()
-			pq.unlinkStarted(it.e)
-			pq.taken.ReplaceOrInsert(it)
-			out = append(out, it.e.msg)
+			e := pq.cache.DeleteMin()
+			pq.unlinkStarted(e)
+			pq.taken.ReplaceOrInsert(item{off: e.off, e: e})
+			out = append(out, e.msg)
 		}
 	}
 	if len(out) == 0 {
@@ -52,12 +52,13 @@ func (pq *ProcessQueue) Commit() (offset int64, ok bool) {
 		return 0, false
 	}
 	offset = last.off + 1
-	if first, ok := pq.cache.Min(); ok && first.off < offset {
+	if first := pq.cache.Min(); first != nil && first.off < offset {
 		offset = first.off
 	}
 	var bytes int64
 	pq.taken.Ascend(func(it item) bool {
 		bytes += it.e.size
+		it.e.msg = nil // its segment may stay cached for a while: let the message go
 		return true
 	})
 	pq.count.Sub(int64(pq.taken.Len()))
@@ -77,7 +78,7 @@ func (pq *ProcessQueue) ConsumeAgain(msgs []*message.Ext) {
 			continue
 		}
 		if it, ok := pq.taken.Delete(item{off: m.QueueOffset}); ok {
-			pq.cache.ReplaceOrInsert(it)
+			pq.readd(it.e)
 		}
 	}
 }
@@ -87,7 +88,7 @@ func (pq *ProcessQueue) Rollback() {
 	pq.mu.Lock()
 	defer pq.mu.Unlock()
 	pq.taken.Ascend(func(it item) bool {
-		pq.cache.ReplaceOrInsert(it)
+		pq.readd(it.e)
 		return true
 	})
 	pq.taken.Clear(true)
@@ -138,5 +139,15 @@ func (pq *ProcessQueue) UnlockConsume() {
 	case <-pq.consumeLock:
 	default:
 		panic("processqueue: UnlockConsume of an unlocked consume lock")
+	}
+}
+
+// readd puts a taken entry back into the cache. Put never caches a message at a taken
+// offset, so the cache has none there; should it have one, the taken entry is dropped
+// and uncounted rather than cached twice.
+func (pq *ProcessQueue) readd(e *entry) {
+	if !pq.cache.Readd(e) {
+		pq.count.Dec()
+		pq.size.Sub(e.size)
 	}
 }

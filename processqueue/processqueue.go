@@ -29,8 +29,13 @@ const (
 // most (PullThresholdForQueue), so the trees stay two or three levels deep.
 const btreeDegree = 16
 
-// entry is one cached message. Entries are allocated in one slab per Put call, so a
-// batch of pulled messages costs one allocation besides the tree nodes.
+// takenFreeNodes is the taken tree's node free list: orderly listeners take a consume
+// batch (1 to 32 messages) at a time, one or two nodes.
+const takenFreeNodes = 4
+
+// entry is one cached message. Entries are allocated in one slab per Put call, which
+// is also the cache's segment of them (see segments.go), so a batch of pulled messages
+// costs two allocations.
 type entry struct {
 	msg  *message.Ext
 	off  int64 // msg.QueueOffset when it was put
@@ -41,9 +46,11 @@ type entry struct {
 	start      int64 // nanoseconds after the queue's creation (see since)
 	prev, next *entry
 	started    bool
+
+	cached bool // in the cache (see cacheMap)
 }
 
-// item is what the trees hold: the key by value, so lookups need no allocation.
+// item is what the taken tree holds: the key by value, so lookups need no allocation.
 type item struct {
 	off int64
 	e   *entry
@@ -57,7 +64,7 @@ type ProcessQueue struct {
 	mu sync.RWMutex
 	// cache holds the pulled messages not handed to an orderly listener (Java
 	// msgTreeMap).
-	cache *btree.BTreeG[item]
+	cache cacheMap
 	// taken holds the messages Take handed to an orderly listener and not yet
 	// committed or put back (Java consumingMsgOrderlyTreeMap).
 	taken *btree.BTreeG[item]
@@ -99,13 +106,10 @@ type ProcessQueue struct {
 // New returns an empty ProcessQueue whose last pull, consume and lock times are now, as
 // a new Java ProcessQueue's are.
 func New(now time.Time) *ProcessQueue {
-	// One node free list for both trees, which pq.mu guards together: a list each cost
-	// every queue 0.3 KB more (a consumer of 2,000 queues: 0.5 MB).
-	free := btree.NewFreeListG[item](btree.DefaultFreeListSize)
 	pq := &ProcessQueue{
 		created:     now,
-		cache:       btree.NewWithFreeListG(btreeDegree, lessItem, free),
-		taken:       btree.NewWithFreeListG(btreeDegree, lessItem, free),
+		cache:       newCacheMap(),
+		taken:       btree.NewWithFreeListG(btreeDegree, lessItem, btree.NewFreeListG[item](takenFreeNodes)),
 		consumeLock: make(chan struct{}, 1),
 	}
 	n := now.UnixNano()

@@ -117,9 +117,13 @@ func TestPropertyMatchesModel(t *testing.T) {
 				for o := lo; o < lo+int64(n); o++ {
 					offs = append(offs, o)
 				}
-				// Duplicates inside the batch, and a shuffle now and then.
-				offs = append(offs, rapid.SliceOfN(rapid.Int64Range(lo, lo+int64(n)), 0, 4).Draw(t, "dups")...)
-				if rapid.Bool().Draw(t, "shuffle") {
+				// Gaps (a broker's tag filter leaves them), duplicates inside the batch,
+				// and a shuffle now and then.
+				if rapid.Bool().Draw(t, "gaps") {
+					offs = slices.DeleteFunc(offs, func(int64) bool { return rapid.Bool().Draw(t, "gap") })
+				}
+				if rapid.Bool().Draw(t, "dupsAndShuffle") {
+					offs = append(offs, rapid.SliceOfN(rapid.Int64Range(lo, lo+int64(n)), 0, 4).Draw(t, "dups")...)
 					offs = rapid.Permutation(offs).Draw(t, "perm")
 				}
 				msgs := msgsAt(offs...)
@@ -305,6 +309,17 @@ func TestPropertyMatchesModel(t *testing.T) {
 					}
 				}
 				checkStartList(t, pq)
+				pq.mu.RLock()
+				cached := cachedEntries(pq)
+				pq.mu.RUnlock()
+				if len(cached) != len(m.cached) {
+					t.Fatalf("%d entries cached, want %d", len(cached), len(m.cached))
+				}
+				for _, e := range cached {
+					if m.cached[e.off] != e.msg {
+						t.Fatalf("entry %d caches %p, want %p", e.off, e.msg, m.cached[e.off])
+					}
+				}
 			},
 		})
 	})

@@ -38,9 +38,8 @@ type Info struct {
 func (pq *ProcessQueue) Snapshot() Info {
 	var info Info
 	pq.mu.RLock()
-	if first, ok := pq.cache.Min(); ok {
-		last, _ := pq.cache.Max()
-		info.CachedMsgMinOffset, info.CachedMsgMaxOffset = first.off, last.off
+	if first := pq.cache.Min(); first != nil {
+		info.CachedMsgMinOffset, info.CachedMsgMaxOffset = first.off, pq.cache.Max().off
 		info.CachedMsgCount = int32(pq.cache.Len())
 	}
 	info.CachedMsgSizeInMiB = int32(pq.size.Load() / (1 << 20))
@@ -67,12 +66,12 @@ func (pq *ProcessQueue) Snapshot() Info {
 func (pq *ProcessQueue) OldestStoreTimestamp() (int64, bool) {
 	pq.mu.RLock()
 	defer pq.mu.RUnlock()
-	first, ok := pq.cache.Min()
-	if taken, tok := pq.taken.Min(); tok && (!ok || taken.off < first.off) {
-		first, ok = taken, true
+	first := pq.cache.Min()
+	if taken, ok := pq.taken.Min(); ok && (first == nil || taken.off < first.off) {
+		first = taken.e
 	}
-	if !ok {
+	if first == nil {
 		return 0, false
 	}
-	return first.e.msg.StoreTimestamp, true
+	return first.msg.StoreTimestamp, true
 }

@@ -46,12 +46,12 @@ func (pq *ProcessQueue) markLocked(msgs []*message.Ext, start int64) {
 		if m == nil {
 			continue
 		}
-		it, ok := pq.cache.Get(item{off: m.QueueOffset})
-		if !ok {
+		e := pq.cache.Get(m.QueueOffset)
+		if e == nil {
 			continue
 		}
-		pq.unlinkStarted(it.e)
-		pq.linkStarted(it.e, start)
+		pq.unlinkStarted(e)
+		pq.linkStarted(e, start)
 	}
 }
 
@@ -85,8 +85,8 @@ func (pq *ProcessQueue) clearLocked(msgs []*message.Ext) {
 		if m == nil {
 			continue
 		}
-		if it, ok := pq.cache.Get(item{off: m.QueueOffset}); ok {
-			pq.unlinkStarted(it.e)
+		if e := pq.cache.Get(m.QueueOffset); e != nil {
+			pq.unlinkStarted(e)
 		}
 	}
 }
@@ -104,8 +104,8 @@ func (pq *ProcessQueue) InCall(msg *message.Ext) (copied message.Ext, ok bool) {
 	}
 	pq.mu.RLock()
 	defer pq.mu.RUnlock()
-	it, found := pq.cache.Get(item{off: msg.QueueOffset})
-	if !found || it.e.msg != msg || !it.e.started {
+	e := pq.cache.Get(msg.QueueOffset)
+	if e == nil || e.msg != msg || !e.started {
 		return message.Ext{}, false
 	}
 	return *msg, true
@@ -117,11 +117,11 @@ func (pq *ProcessQueue) InCall(msg *message.Ext) (copied message.Ext, ok bool) {
 func (pq *ProcessQueue) ConsumeStartTime(off int64) (start time.Time, ok bool) {
 	pq.mu.RLock()
 	defer pq.mu.RUnlock()
-	it, found := pq.cache.Get(item{off: off})
-	if !found || !it.e.started {
+	e := pq.cache.Get(off)
+	if e == nil || !e.started {
 		return time.Time{}, false
 	}
-	return pq.created.Add(time.Duration(it.e.start)), true
+	return pq.created.Add(time.Duration(e.start)), true
 }
 
 // Expired returns, in offset order, up to limit cached messages whose consume started

@@ -1,0 +1,88 @@
+package processqueue
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// segments returns the first offset of every segment in the cache tree.
+func segments(pq *ProcessQueue) []int64 {
+	pq.mu.RLock()
+	defer pq.mu.RUnlock()
+	cachedEntries(pq) // checks the invariants
+	var out []int64
+	pq.cache.tree.Ascend(func(it segItem) bool {
+		out = append(out, it.first)
+		return true
+	})
+	return out
+}
+
+func TestPullsInOrderAreOneSegmentEach(t *testing.T) {
+	pq := New(t0)
+	pq.Put(msgsAt(span(0, 31)...), -1)
+	pq.Put(msgsAt(40, 42, 45), -1) // gaps: a tag filter's
+	pq.Put(msgsAt(span(46, 77)...), -1)
+	require.Equal(t, []int64{0, 40, 46}, segments(pq))
+
+	// Removing in the middle of a segment keeps it; its last entry takes it out.
+	pq.Remove(msgsAt(42))
+	require.Equal(t, []int64{0, 40, 46}, segments(pq))
+	pq.Remove(msgsAt(40, 45))
+	require.Equal(t, []int64{0, 46}, segments(pq))
+	require.Equal(t, int64(64), pq.Count())
+}
+
+func TestPutIntoASegmentsRangeSplitsIt(t *testing.T) {
+	pq := New(t0)
+	pq.Put(msgsAt(10, 12, 14, 16), -1)
+	added, _ := pq.Put(msgsAt(13, 14, 9), -1) // 14 is cached: a duplicate
+	require.Equal(t, []int64{13, 9}, offsetsOf(added))
+	require.Equal(t, []int64{9, 10, 13, 14}, segments(pq))
+
+	// A message put again at an offset that left the cache takes its place.
+	pq.Remove(msgsAt(16))
+	pq.Put(msgsAt(11), -1)
+	pq.Remove(msgsAt(12))
+	added, _ = pq.Put(msgsAt(12), -1)
+	require.Equal(t, []int64{12}, offsetsOf(added))
+	require.Equal(t, []int64{9, 10, 11, 12, 13, 14}, segments(pq))
+	require.Equal(t, int64(9), pq.Remove(nil))
+}
+
+func TestTakenEntriesGoBackInPlace(t *testing.T) {
+	pq := New(t0)
+	pq.Put(msgsAt(span(0, 7)...), -1)
+	taken := pq.Take(3)
+	require.Equal(t, []int64{0}, segments(pq))
+	pq.ConsumeAgain(taken[1:2])
+	require.Equal(t, []int64{0}, segments(pq)) // offset 1 back in its own segment
+	require.Equal(t, int64(1), pq.Snapshot().CachedMsgMinOffset)
+
+	// When the segment left the tree, a taken entry comes back as a copy.
+	pq.Take(10)
+	require.Empty(t, segments(pq))
+	pq.Rollback()
+	require.Equal(t, []int64{0, 1, 2, 3, 4, 5, 6, 7}, segments(pq))
+	require.Equal(t, int64(8), pq.Count())
+}
+
+// A segment stays in the tree while any of its messages is cached; the messages that
+// were consumed or committed must not stay reachable through it.
+func TestSegmentsLetConsumedMessagesGo(t *testing.T) {
+	pq := New(t0)
+	msgs := msgsAt(span(0, 31)...)
+	pq.Put(msgs, -1)
+	pq.Remove(msgs[:30])
+	require.Len(t, pq.Take(1), 1) // offset 30
+	pq.Commit()
+	require.Equal(t, []int64{0}, segments(pq)) // offset 31 keeps the segment
+
+	pq.mu.RLock()
+	defer pq.mu.RUnlock()
+	it, _ := pq.cache.tree.Min()
+	for _, e := range it.s.ents[:31] {
+		require.Nil(t, e.msg, "offset %d left the cache but its message is kept", e.off)
+	}
+}
