@@ -159,8 +159,9 @@ func (s *concurrentService) consume(t task, w *taskWorker, cc *ConcurrentlyConte
 	begin := clock.now()
 	pq.MarkConsumeStart(t.msgs, begin)
 	offset, committed := int64(-1), begin
+	var tally callTally // recorded with the offset: every runCommit and at the end
 	for n := 1; ; n++ {
-		status, end := s.callOne(t, uq, begin, cc, call, clock)
+		status, end := s.callOne(t, uq, begin, cc, call, clock, &tally)
 		failed := ackIndex(status, cc.AckIndex, len(t.msgs)) < len(t.msgs)-1
 		if failed && w.handOff != nil && s.c.cfg.model == Clustering {
 			// On a read loop: the send-backs wait for answers it may be the one to read.
@@ -183,8 +184,10 @@ func (s *concurrentService) consume(t task, w *taskWorker, cc *ConcurrentlyConte
 				s.c.offsets.UpdateFor(r.Lease, offset, true)
 			}
 			offset, committed = -1, end
+			s.c.stats.record(r.Queue.Topic, &tally)
 		}
 		if !more {
+			s.c.stats.record(r.Queue.Topic, &tally)
 			return end.Sub(begin)
 		}
 		t, begin = next, end // the next call begins where this one ended: one clock read less
@@ -198,8 +201,8 @@ func (s *concurrentService) consume(t task, w *taskWorker, cc *ConcurrentlyConte
 const runCommit = time.Millisecond
 
 // callOne makes the listener call of t, with cc reset for it, from begin, with the
-// consume hooks and the stats; it returns the call's status and its end.
-func (s *concurrentService) callOne(t task, uq message.Queue, begin time.Time, cc *ConcurrentlyContext, call *ConsumeCall, clock *workerClock) (ConcurrentlyStatus, time.Time) {
+// consume hooks, and counts it in tally; it returns the call's status and its end.
+func (s *concurrentService) callOne(t task, uq message.Queue, begin time.Time, cc *ConcurrentlyContext, call *ConsumeCall, clock *workerClock, tally *callTally) (ConcurrentlyStatus, time.Time) {
 	*cc = ConcurrentlyContext{Queue: uq, AckIndex: defaultAckIndex}
 	ctx := s.c.listenerCtx
 	if call != nil {
@@ -219,7 +222,7 @@ func (s *concurrentService) callOne(t task, uq message.Queue, begin time.Time, c
 		call.ReturnType = returnType(panicked, call.Success, took >= s.c.cfg.consumeTimeout)
 		s.c.hooks.endCall(ctx, call)
 	}
-	s.c.stats.consumed(t.req.Queue.Topic, took, status == ConsumeSuccess, len(t.msgs), ack)
+	tally.add(took, status == ConsumeSuccess, len(t.msgs), ack)
 	return status, end
 }
 
