@@ -63,6 +63,7 @@ func (pq *ProcessQueue) Put(msgs []*message.Ext, brokerMaxOffset int64) (added [
 				!pq.cache.Add(slab[i:i+1]) // a cached copy stays, with its start time
 		}
 		if dup {
+			e.msg = nil // the slab may stay reachable through the others' segments
 			if aliasing {
 				added = make([]*message.Ext, i, len(msgs)-1)
 				copy(added, msgs[:i])

@@ -104,6 +104,12 @@ func TestConcurrentConsume(t *testing.T) {
 			_ = pq.MaxSpan()
 			_ = pq.Count() + pq.Size()
 			_ = pq.Expired(time.Now(), time.Hour, 16)
+			// Timeout 0: every stamped message has expired, while workers remove them.
+			for _, m := range pq.Expired(time.Now(), 0, 16) {
+				if m == nil {
+					t.Error("Expired returned a nil message")
+				}
+			}
 			_ = pq.ContainsOffset(total / 2)
 			_ = pq.PullExpired(time.Now())
 		}

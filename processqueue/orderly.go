@@ -23,9 +23,9 @@ func (pq *ProcessQueue) Take(n int) []*message.Ext {
 	if k := min(n, pq.cache.Len()); k > 0 {
 		out = make([]*message.Ext, 0, k)
 		for range k {
-			e := pq.cache.DeleteMin()
+			e, s := pq.cache.DeleteMin()
 			pq.unlinkStarted(e)
-			pq.taken.ReplaceOrInsert(item{off: e.off, e: e})
+			pq.taken.ReplaceOrInsert(item{off: e.off, e: e, s: s})
 			out = append(out, e.msg)
 		}
 	}
@@ -78,7 +78,7 @@ func (pq *ProcessQueue) ConsumeAgain(msgs []*message.Ext) {
 			continue
 		}
 		if it, ok := pq.taken.Delete(item{off: m.QueueOffset}); ok {
-			pq.readd(it.e)
+			pq.readd(it)
 		}
 	}
 }
@@ -88,7 +88,7 @@ func (pq *ProcessQueue) Rollback() {
 	pq.mu.Lock()
 	defer pq.mu.Unlock()
 	pq.taken.Ascend(func(it item) bool {
-		pq.readd(it.e)
+		pq.readd(it)
 		return true
 	})
 	pq.taken.Clear(true)
@@ -145,9 +145,9 @@ func (pq *ProcessQueue) UnlockConsume() {
 // readd puts a taken entry back into the cache. Put never caches a message at a taken
 // offset, so the cache has none there; should it have one, the taken entry is dropped
 // and uncounted rather than cached twice.
-func (pq *ProcessQueue) readd(e *entry) {
-	if !pq.cache.Readd(e) {
+func (pq *ProcessQueue) readd(it item) {
+	if !pq.cache.Readd(it.e, it.s) {
 		pq.count.Dec()
-		pq.size.Sub(e.size)
+		pq.size.Sub(it.e.size)
 	}
 }

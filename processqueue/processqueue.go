@@ -54,6 +54,7 @@ type entry struct {
 type item struct {
 	off int64
 	e   *entry
+	s   *segment // e's segment, where Readd puts it back
 }
 
 func lessItem(a, b item) bool { return a.off < b.off }

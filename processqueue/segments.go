@@ -1,7 +1,7 @@
 package processqueue
 
 import (
-	"slices"
+	"sort"
 
 	"github.com/google/btree"
 )
@@ -35,16 +35,7 @@ func (s *segment) index(off int64) int {
 	if k := off - s.ents[0].off; k >= 0 && k < int64(len(s.ents)) && s.ents[k].off == off {
 		return int(k) // offsets without gaps: no search
 	}
-	k, _ := slices.BinarySearchFunc(s.ents, off, func(e entry, off int64) int {
-		switch {
-		case e.off < off:
-			return -1
-		case e.off > off:
-			return 1
-		}
-		return 0
-	})
-	return k
+	return sort.Search(len(s.ents), func(i int) bool { return s.ents[i].off >= off })
 }
 
 // count recomputes lo, hi and live from the cached flags.
@@ -157,16 +148,16 @@ func (c *cacheMap) Max() *entry {
 	return nil
 }
 
-// DeleteMin takes the entry with the lowest offset out of the cache and returns it, or
-// nil when the cache is empty.
-func (c *cacheMap) DeleteMin() *entry {
+// DeleteMin takes the entry with the lowest offset out of the cache and returns it
+// with its segment, or nil when the cache is empty.
+func (c *cacheMap) DeleteMin() (*entry, *segment) {
 	it, ok := c.tree.Min()
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	k := it.s.lo
 	c.drop(it.s, k)
-	return &it.s.ents[k]
+	return &it.s.ents[k], it.s
 }
 
 // Clear empties the cache.
@@ -178,10 +169,11 @@ func (c *cacheMap) Clear() {
 // fits reports whether ents, sorted and strictly increasing, can be one new segment:
 // no segment's range overlaps theirs.
 func (c *cacheMap) fits(ents []entry) bool {
-	if len(ents) == 0 {
-		return false
-	}
-	lo, hi := ents[0].off, ents[len(ents)-1].off
+	return len(ents) > 0 && c.fitsRange(ents[0].off, ents[len(ents)-1].off)
+}
+
+// fitsRange reports whether no segment's range overlaps lo to hi.
+func (c *cacheMap) fitsRange(lo, hi int64) bool {
 	if it, ok := c.tree.Max(); !ok || it.s.last() < lo {
 		return true // the usual case: after everything cached
 	}
@@ -207,39 +199,56 @@ func (c *cacheMap) AddRun(ents []entry) {
 }
 
 // Add caches the entry one[0] and reports true, or reports false when an entry is
-// already cached at its offset. A segment whose range covers the offset is split
-// around it first.
+// already cached at its offset. No taken entry may have its offset. When a segment
+// holds an entry at that offset that left the cache, one's fields take its place;
+// a segment whose range covers the offset otherwise is split around it.
 func (c *cacheMap) Add(one []entry) bool {
 	off := one[0].off
 	if s, k := c.find(off); s != nil {
-		if s.ents[k].off == off && s.ents[k].cached {
-			return false
+		if s.ents[k].off == off {
+			if s.ents[k].cached {
+				return false
+			}
+			s.ents[k] = one[0] // a message put again: no split, no new segment
+			one[0].msg = nil   // one's memory is not the cache's now
+			c.cache(s, k)
+			return true
 		}
 		c.tree.Delete(segItem{first: s.ents[0].off})
 		c.n -= s.live
-		skip := k
-		if s.ents[k].off == off {
-			skip = k + 1 // an entry that left the cache: its place goes to one's
-		}
 		c.addPiece(s.ents[:k])
-		c.addPiece(s.ents[skip:])
+		c.addPiece(s.ents[k:])
 	}
 	c.AddRun(one)
 	return true
 }
 
-// Readd puts e, an entry that left the cache (Take), back into it, in place when its
-// segment still holds its place, else as a copy in a segment of its own. It reports
-// false, adding nothing, when another entry is cached at e's offset.
-func (c *cacheMap) Readd(e *entry) bool {
-	if s, k := c.find(e.off); s != nil && &s.ents[k] == e {
-		e.cached = true
-		s.live++
-		c.n++
-		s.lo, s.hi = min(s.lo, k), max(s.hi, k+1)
+// cache sets the cached flag of s.ents[k], which is clear; s is in the tree.
+func (c *cacheMap) cache(s *segment, k int) {
+	s.ents[k].cached = true
+	s.live++
+	c.n++
+	s.lo, s.hi = min(s.lo, k), max(s.hi, k+1)
+}
+
+// Readd puts e, an entry of segment home that left the cache (Take), back into it: in
+// place when home is in the tree or can go back (nothing has taken its range since),
+// else as a copy. It reports false, adding nothing, when another entry is cached at
+// e's offset. Either way e's own message is let go unless e is cached again.
+func (c *cacheMap) Readd(e *entry, home *segment) bool {
+	s, k := c.find(e.off)
+	if s == nil && c.fitsRange(home.ents[0].off, home.last()) {
+		s, k = home, home.index(e.off)
+		s.lo, s.hi, s.live = k, k+1, 0
+		c.tree.ReplaceOrInsert(segItem{first: s.ents[0].off, s: s})
+	}
+	if s != nil && &s.ents[k] == e {
+		c.cache(s, k)
 		return true
 	}
-	return c.Add([]entry{*e})
+	cp := *e
+	e.msg = nil
+	return c.Add([]entry{cp})
 }
 
 // addPiece puts a part of a split segment back into the tree if any of it is cached.

@@ -60,12 +60,41 @@ func TestTakenEntriesGoBackInPlace(t *testing.T) {
 	require.Equal(t, []int64{0}, segments(pq)) // offset 1 back in its own segment
 	require.Equal(t, int64(1), pq.Snapshot().CachedMsgMinOffset)
 
-	// When the segment left the tree, a taken entry comes back as a copy.
+	// When the segment left the tree, it goes back into it.
 	pq.Take(10)
 	require.Empty(t, segments(pq))
 	pq.Rollback()
-	require.Equal(t, []int64{0, 1, 2, 3, 4, 5, 6, 7}, segments(pq))
+	require.Equal(t, []int64{0}, segments(pq))
 	require.Equal(t, int64(8), pq.Count())
+	require.Equal(t, span(0, 7), offsetsOf(pq.Take(10)))
+}
+
+func TestTakenEntriesGoBackAsCopiesWhenTheirRangeWasTaken(t *testing.T) {
+	pq := New(t0)
+	pq.Put(msgsAt(0, 2, 4, 6), -1) // gaps: a tag filter's
+	taken := pq.Take(10)
+	pq.Put(msgsAt(3), -1) // in the taken segment's range
+	pq.ConsumeAgain(taken)
+	require.Equal(t, []int64{0, 2, 3, 4, 6}, segments(pq))
+	require.Equal(t, int64(5), pq.Count())
+	require.Equal(t, []int64{0, 2, 3, 4, 6}, offsetsOf(pq.Take(10)))
+}
+
+// A message put again at an offset whose entry left the cache takes that entry's
+// place: a re-pull costs no split and no segment.
+func TestPutAgainReusesTheEntrysPlace(t *testing.T) {
+	pq := New(t0)
+	msgs := msgsAt(span(0, 31)...)
+	pq.Put(msgs, -1)
+	pq.Remove(msgs[:31])
+	added, _ := pq.Put(msgsAt(span(0, 31)...), -1) // 31 is still cached
+	require.Equal(t, span(0, 30), offsetsOf(added))
+	require.Equal(t, []int64{0}, segments(pq))
+	require.Equal(t, int64(32), pq.Count())
+	require.Equal(t, int64(0), pq.Remove(added[1:]))
+	require.Equal(t, int64(31), pq.Remove(added[:1]))
+	require.Equal(t, int64(32), pq.Remove(msgs[31:]))
+	require.Empty(t, segments(pq))
 }
 
 // A segment stays in the tree while any of its messages is cached; the messages that

@@ -134,19 +134,25 @@ func (pq *ProcessQueue) Expired(now time.Time, timeout time.Duration, limit int)
 		return nil
 	}
 	cutoff := pq.since(now) - int64(timeout)
-	var found []*entry
+	type expired struct {
+		off int64
+		msg *message.Ext
+	}
+	var found []expired
 	pq.mu.RLock()
+	// Offsets and messages are read under the lock: Remove clears an entry's msg
+	// once it leaves the cache.
 	for e := pq.startHead; e != nil && e.start < cutoff && len(found) < limit; e = e.next {
-		found = append(found, e)
+		found = append(found, expired{e.off, e.msg})
 	}
 	pq.mu.RUnlock()
 	if len(found) == 0 {
 		return nil
 	}
-	slices.SortFunc(found, func(a, b *entry) int { return cmp.Compare(a.off, b.off) })
+	slices.SortFunc(found, func(a, b expired) int { return cmp.Compare(a.off, b.off) })
 	out := make([]*message.Ext, len(found))
-	for i, e := range found {
-		out[i] = e.msg
+	for i, f := range found {
+		out[i] = f.msg
 	}
 	return out
 }
