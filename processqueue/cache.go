@@ -1,6 +1,7 @@
 package processqueue
 
 import (
+	"math"
 	"time"
 
 	"github.com/rmqpush/rmqpush/message"
@@ -30,14 +31,10 @@ func (pq *ProcessQueue) Put(msgs []*message.Ext, brokerMaxOffset int64) (added [
 	if len(msgs) > 0 {
 		slab = make([]entry, len(msgs))
 	}
-	run := len(msgs) > 0 // msgs can be one new segment: no nil, offsets strictly increasing
 	for i, m := range msgs {
-		if m == nil {
-			run = false
-			continue
+		if m != nil {
+			slab[i] = entry{msg: m, off: m.QueueOffset, size: int64(len(m.Body))}
 		}
-		slab[i] = entry{msg: m, off: m.QueueOffset, size: int64(len(m.Body))}
-		run = run && (i == 0 || slab[i-1].off < slab[i].off)
 	}
 	added = msgs
 	aliasing := true // added is msgs itself until the first duplicate
@@ -46,16 +43,18 @@ func (pq *ProcessQueue) Put(msgs []*message.Ext, brokerMaxOffset int64) (added [
 
 	pq.mu.Lock()
 	// A pull's messages come after everything cached and taken: one segment. Anything
-	// else (a re-pull, messages in a strange order) goes in one message at a time.
-	if run {
-		last, ok := pq.taken.Max()
-		run = (!ok || last.off < slab[0].off) && pq.cache.fits(slab)
-	}
-	if run {
-		pq.cache.AddRun(slab)
-	}
+	// before its tail of new messages in order (a re-pull's overlap, messages in a
+	// strange order) goes in one message at a time.
+	k := pq.runStart(slab, msgs)
+	run := false
 	for i, m := range msgs {
 		e := &slab[i]
+		if i == k {
+			// What went in one at a time may be in the tail's range: checked again.
+			if run = k == 0 || pq.cache.fits(slab[k:]); run {
+				pq.cache.AddRun(slab[k:])
+			}
+		}
 		dup := false
 		if !run {
 			dup = m == nil ||
@@ -96,6 +95,30 @@ func (pq *ProcessQueue) Put(msgs []*message.Ext, brokerMaxOffset int64) (added [
 		}
 	}
 	return added, dispatch
+}
+
+// runStart returns where the tail of slab that can go into the cache as one segment
+// begins: its messages all there, in strictly increasing order, after every taken
+// message, and, unless the whole tail fits between cached segments, after every cached
+// one. It returns len(slab) when there is no such tail. The caller holds pq.mu.
+func (pq *ProcessQueue) runStart(slab []entry, msgs []*message.Ext) int {
+	after := int64(math.MinInt64)
+	if last, ok := pq.taken.Max(); ok {
+		after = last.off
+	}
+	k := len(msgs)
+	for k > 0 && msgs[k-1] != nil && slab[k-1].off > after && (k == len(msgs) || slab[k-1].off < slab[k].off) {
+		k--
+	}
+	if k == len(msgs) || pq.cache.fits(slab[k:]) {
+		return k
+	}
+	if last, ok := pq.cache.tree.Max(); ok {
+		for k < len(msgs) && slab[k].off <= last.s.last() {
+			k++
+		}
+	}
+	return k
 }
 
 // Remove deletes consumed (or sent back) messages from the cache (Java removeMessage)

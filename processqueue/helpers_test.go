@@ -128,6 +128,31 @@ func cachedEntries(pq *ProcessQueue) []*entry {
 	return out
 }
 
+// checkLetGo verifies that no entry out of the cache keeps its message: every entry a
+// segment of the cache tree or a taken entry's segment reaches (up to the capacity of
+// its slice: the rest of its slab) is cached, taken, or holds no message. The caller
+// holds pq.mu.
+func checkLetGo(pq *ProcessQueue) {
+	taken := map[*entry]bool{}
+	var segs []*segment
+	pq.taken.Ascend(func(it item) bool {
+		taken[it.e] = true
+		segs = append(segs, it.s)
+		return true
+	})
+	pq.cache.tree.Ascend(func(it segItem) bool {
+		segs = append(segs, it.s)
+		return true
+	})
+	for _, s := range segs {
+		for i, all := 0, s.ents[:cap(s.ents)]; i < len(all); i++ {
+			if e := &all[i]; !e.cached && !taken[e] && e.msg != nil {
+				panic(fmt.Sprintf("entry %d is out of the cache and keeps its message", e.off))
+			}
+		}
+	}
+}
+
 func TestHelpers(t *testing.T) {
 	require.Equal(t, []int64{3, 4, 5}, span(3, 5))
 	require.Equal(t, []int64{3, 9}, offsetsOf(msgsAt(3, 9)))

@@ -311,6 +311,7 @@ func TestPropertyMatchesModel(t *testing.T) {
 				checkStartList(t, pq)
 				pq.mu.RLock()
 				cached := cachedEntries(pq)
+				checkLetGo(pq)
 				pq.mu.RUnlock()
 				if len(cached) != len(m.cached) {
 					t.Fatalf("%d entries cached, want %d", len(cached), len(m.cached))

@@ -235,6 +235,11 @@ func (c *cacheMap) cache(s *segment, k int) {
 // place when home is in the tree or can go back (nothing has taken its range since),
 // else as a copy. It reports false, adding nothing, when another entry is cached at
 // e's offset. Either way e's own message is let go unless e is cached again.
+//
+// When no segment covers e's offset and home's range is clear, every entry of home is
+// out of the cache: a cached entry's segment, or a piece of it sharing its memory, is
+// in the tree and covers it. (Clear drops the cache's flags with its segments; it
+// empties the taken tree too, so no home from before a Clear comes back here.)
 func (c *cacheMap) Readd(e *entry, home *segment) bool {
 	s, k := c.find(e.off)
 	if s == nil && c.fitsRange(home.ents[0].off, home.last()) {

@@ -11,6 +11,7 @@ func segments(pq *ProcessQueue) []int64 {
 	pq.mu.RLock()
 	defer pq.mu.RUnlock()
 	cachedEntries(pq) // checks the invariants
+	checkLetGo(pq)
 	var out []int64
 	pq.cache.tree.Ascend(func(it segItem) bool {
 		out = append(out, it.first)
@@ -114,4 +115,45 @@ func TestSegmentsLetConsumedMessagesGo(t *testing.T) {
 	for _, e := range it.s.ents[:31] {
 		require.Nil(t, e.msg, "offset %d left the cache but its message is kept", e.off)
 	}
+}
+
+// A re-pull that overlaps the cached or taken tail: its new messages are one segment.
+func TestARepullsNewMessagesAreOneSegment(t *testing.T) {
+	pq := New(t0)
+	pq.Put(msgsAt(span(0, 31)...), -1)
+	added, _ := pq.Put(msgsAt(span(16, 63)...), -1)
+	require.Equal(t, span(32, 63), offsetsOf(added))
+	require.Equal(t, []int64{0, 32}, segments(pq))
+
+	require.Len(t, pq.Take(64), 64)
+	added, _ = pq.Put(msgsAt(span(48, 95)...), -1)
+	require.Equal(t, span(64, 95), offsetsOf(added))
+	require.Equal(t, []int64{64}, segments(pq))
+
+	// Out of order before the tail: one at a time, and the tail checked again.
+	added, _ = pq.Put(msgsAt(97, 96, 98, 99), -1)
+	require.Equal(t, []int64{97, 96, 98, 99}, offsetsOf(added))
+	require.Equal(t, []int64{64, 96, 97, 98, 99}, segments(pq))
+	added, _ = pq.Put(msgsAt(200, 150, 151), -1)
+	require.Equal(t, []int64{200, 150, 151}, offsetsOf(added))
+	require.Equal(t, []int64{64, 96, 97, 98, 99, 150, 200}, segments(pq))
+}
+
+// Duplicates, put-back copies and re-put places let their messages go.
+func TestEntriesOutOfTheCacheLetGo(t *testing.T) {
+	pq := New(t0)
+	pq.Put(msgsAt(5), -1)
+	pq.Put(msgsAt(5, 4), -1) // 5 is a duplicate in the second slab
+	segments(pq)
+	pq.Remove(msgsAt(4))
+	pq.Put(msgsAt(10, 12, 14), -1)
+	pq.Remove(msgsAt(12))
+	pq.Put(msgsAt(12, 3), -1) // 12 takes its old place
+	segments(pq)
+
+	taken := pq.Take(10)
+	pq.Put(msgsAt(11), -1) // in the taken segments' ranges: they come back as copies
+	pq.ConsumeAgain(taken)
+	segments(pq)
+	require.Equal(t, []int64{3, 5, 10, 11, 12, 14}, offsetsOf(pq.Take(10)))
 }

@@ -138,7 +138,7 @@ func (pq *ProcessQueue) Expired(now time.Time, timeout time.Duration, limit int)
 		off int64
 		msg *message.Ext
 	}
-	var found []expired
+	found := make([]expired, 0, min(limit, 16))
 	pq.mu.RLock()
 	// Offsets and messages are read under the lock: Remove clears an entry's msg
 	// once it leaves the cache.
