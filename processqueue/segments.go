@@ -238,8 +238,8 @@ func (c *cacheMap) cache(s *segment, k int) {
 //
 // When no segment covers e's offset and home's range is clear, every entry of home is
 // out of the cache: a cached entry's segment, or a piece of it sharing its memory, is
-// in the tree and covers it. (Clear drops the cache's flags with its segments; it
-// empties the taken tree too, so no home from before a Clear comes back here.)
+// in the tree and covers it. (Clear drops segments whose entries keep their cached
+// flags; it empties the taken tree too, so none of them comes back here as a home.)
 func (c *cacheMap) Readd(e *entry, home *segment) bool {
 	s, k := c.find(e.off)
 	if s == nil && c.fitsRange(home.ents[0].off, home.last()) {
