@@ -33,7 +33,7 @@ func (pq *ProcessQueue) Put(msgs []*message.Ext, brokerMaxOffset int64) (added [
 	}
 	for i, m := range msgs {
 		if m != nil {
-			slab[i] = entry{msg: m, off: m.QueueOffset, size: int64(len(m.Body))}
+			slab[i] = entry{msg: m, off: m.QueueOffset, size: int32(min(len(m.Body), math.MaxInt32))}
 		}
 	}
 	added = msgs
@@ -75,7 +75,7 @@ func (pq *ProcessQueue) Put(msgs []*message.Ext, brokerMaxOffset int64) (added [
 		}
 		m.CachedAt = now // before any consume worker can see it
 		n++
-		bytes += e.size
+		bytes += int64(e.size)
 		if e.off > pq.queueOffsetMax {
 			pq.queueOffsetMax = e.off
 		}
@@ -167,7 +167,7 @@ func (pq *ProcessQueue) RemoveAndMark(msgs, next []*message.Ext, at time.Time) i
 			pq.unlinkStarted(e)
 			e.msg = nil // its segment may stay cached for a while: let the message go
 			n++
-			bytes += e.size
+			bytes += int64(e.size)
 		}
 		pq.count.Sub(n)
 		pq.size.Sub(bytes)

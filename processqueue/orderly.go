@@ -57,7 +57,7 @@ func (pq *ProcessQueue) Commit() (offset int64, ok bool) {
 	}
 	var bytes int64
 	pq.taken.Ascend(func(it item) bool {
-		bytes += it.e.size
+		bytes += int64(it.e.size)
 		it.e.msg = nil // its segment may stay cached for a while: let the message go
 		return true
 	})
@@ -148,6 +148,6 @@ func (pq *ProcessQueue) UnlockConsume() {
 func (pq *ProcessQueue) readd(it item) {
 	if !pq.cache.Readd(it.e, it.s) {
 		pq.count.Dec()
-		pq.size.Sub(it.e.size)
+		pq.size.Sub(int64(it.e.size))
 	}
 }

@@ -2,6 +2,7 @@ package processqueue
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -156,4 +157,10 @@ func TestEntriesOutOfTheCacheLetGo(t *testing.T) {
 	pq.ConsumeAgain(taken)
 	segments(pq)
 	require.Equal(t, []int64{3, 5, 10, 11, 12, 14}, offsetsOf(pq.Take(10)))
+}
+
+// TestEntrySize: a pull's 32 entries (the default batch) fit the allocator's 1,792-byte
+// size class; 8 bytes more per entry and they take the 2,048-byte one.
+func TestEntrySize(t *testing.T) {
+	require.Equal(t, uintptr(48), unsafe.Sizeof(entry{}))
 }
