@@ -5,6 +5,7 @@
 //	go run ./cmd/bench                                   # everything, on a fake cluster it starts
 //	go run ./cmd/bench -scenarios consume -runs 1        # a quicker look
 //	go run ./cmd/bench -realistic                        # a fake broker that behaves as a real one on a small machine
+//	go run ./cmd/bench -realistic -app-heap 64           # the same, each worker holding 64 MiB as a service's heap
 //	go run ./cmd/bench -namesrv 10.0.0.5:9876 -broker 10.0.0.5:10911   # a real cluster
 //
 // It builds the workers (cmd/benchrmqpush, cmd/benchpeer, cmd/benchraw) and the fake
@@ -58,6 +59,7 @@ func run(args []string) error {
 	fs.DurationVar(&cfg.PullServiceTime, "pull-service-time", 0, "fake cluster: answer each pull this long after it arrived")
 	fs.BoolVar(&cfg.BusyCore, "busy-core", false, "keep one core busy with another process during the consume and latency scenarios")
 	fs.IntVar(&cfg.WorkerGOMAXPROCS, "worker-gomaxprocs", 0, "GOMAXPROCS of the clients' worker processes (0: Go's default)")
+	fs.IntVar(&cfg.AppHeapMiB, "app-heap", 0, "MiB of live objects every client's worker holds, as a service's own heap (0: none)")
 	fs.StringVar(&cfg.ProfileDir, "profiles", "", "write CPU and allocation profiles of each rmqpush consume run here")
 	workers := workerFlags{}
 	fs.Var(workers, "worker", "an extra worker program, name=path (repeatable); add name to -clients")

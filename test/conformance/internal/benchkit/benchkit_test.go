@@ -2,6 +2,7 @@ package benchkit
 
 import (
 	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -107,4 +108,20 @@ func TestOwnUsage(t *testing.T) {
 	require.GreaterOrEqual(t, cpu, time.Duration(0))
 	_, err = ProcessCPU(-1)
 	require.Error(t, err)
+}
+
+// TestAppHeap: the heap held is about the size asked for, and live while held.
+func TestAppHeap(t *testing.T) {
+	require.Zero(t, NewAppHeap(0).Len())
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	h := NewAppHeap(8)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	require.Equal(t, 8<<20/72, h.Len())
+	grown := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	require.Greater(t, grown, int64(7<<20), "live after a collection")
+	require.Less(t, grown, int64(10<<20))
+	runtime.KeepAlive(h)
 }

@@ -74,6 +74,7 @@ func Main(name string, client Client, args []string, stdout, stderr io.Writer) i
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the consume phase (idle: of the window) to this file")
 	memProfile := fs.String("memprofile", "", "write an allocation profile (allocs) at the end of the consume phase")
 	memRate := fs.Int("memprofilerate", 0, "runtime.MemProfileRate when -memprofile is set (0: Go's default)")
+	appHeap := fs.Int("app-heap", 0, "hold this many MiB of live, linked objects for the whole run, as the service a client runs in would (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -92,6 +93,11 @@ func Main(name string, client Client, args []string, stdout, stderr io.Writer) i
 	if *memProfile != "" && *memRate > 0 {
 		runtime.MemProfileRate = *memRate
 	}
+	if *appHeap < 0 {
+		fmt.Fprintln(stderr, name+": -app-heap must not be negative")
+		return 2
+	}
+	held := NewAppHeap(*appHeap) // before the client starts: its pacing from the first collection
 	r := Result{Client: name, Mode: *mode, Variant: *variant, Topic: o.Topic, N: *n}
 	w := worker{name: name, client: client, o: o, out: stdout, r: &r}
 	var err error
@@ -107,6 +113,7 @@ func Main(name string, client Client, args []string, stdout, stderr io.Writer) i
 		r.Error = err.Error()
 	}
 	fmt.Fprintln(stdout, FormatResult(&r))
+	runtime.KeepAlive(held) // live through the measured phase
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if w.started {

@@ -48,6 +48,10 @@ type Config struct {
 	// process (not of the fake cluster's): a service sharing a small machine with its
 	// broker may set it so.
 	WorkerGOMAXPROCS int
+	// AppHeapMiB, when positive, makes every client's worker hold that many MiB of live
+	// objects (benchkit.AppHeap), so the collector is paced as in a service with a heap
+	// of its own rather than at Go's 4 MB minimum goal.
+	AppHeapMiB int
 
 	// Scenarios to run: any of "consume", "latency", "idle".
 	Scenarios []string
@@ -128,6 +132,9 @@ func (c *Config) check() error {
 	}
 	if c.PullServiceTime < 0 {
 		return errors.New("benchrun: the pull service time must not be negative")
+	}
+	if c.AppHeapMiB < 0 {
+		return errors.New("benchrun: the app heap (-app-heap) must not be negative")
 	}
 	if c.Runs < 1 || c.LatencyRuns < 1 {
 		return errors.New("benchrun: runs must be at least 1")

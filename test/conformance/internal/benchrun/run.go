@@ -112,6 +112,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.WorkerGOMAXPROCS > 0 {
 		r.logf("every client's worker runs with GOMAXPROCS=%d", cfg.WorkerGOMAXPROCS)
 	}
+	if cfg.AppHeapMiB > 0 {
+		r.logf("every client's worker holds %d MiB of live objects, as a service's own heap", cfg.AppHeapMiB)
+	}
 	if cfg.has("consume") {
 		for _, w := range cfg.Workloads {
 			if err := r.consumeAll(ctx, w); err != nil {
@@ -272,7 +275,7 @@ func (r *runner) consumeAll(ctx context.Context, w Workload) error {
 				return err
 			}
 			cpu0, req0 := r.brokerCPU(), r.requestCounts(ctx)
-			res, err := runWorker(ctx, r.workerBin(s.client), args, r.workerEnv(), r.cfg.WorkerTimeout, r.cfg.Log, nil)
+			res, err := runWorker(ctx, r.workerBin(s.client), r.workerArgs(args), r.workerEnv(), r.cfg.WorkerTimeout, r.cfg.Log, nil)
 			cpu1, req1 := r.brokerCPU(), r.requestCounts(ctx)
 			if err != nil {
 				return err
@@ -329,7 +332,7 @@ func (r *runner) latency(ctx context.Context) error {
 				wg      sync.WaitGroup
 			)
 			pctx, cancel := context.WithCancel(ctx)
-			res, err := runWorker(ctx, r.workerBin(c), args, r.workerEnv(), timeout, r.cfg.Log, func(line string) {
+			res, err := runWorker(ctx, r.workerBin(c), r.workerArgs(args), r.workerEnv(), timeout, r.cfg.Log, func(line string) {
 				if line != benchkit.LineReady {
 					return
 				}
@@ -416,7 +419,7 @@ func (r *runner) idleOne(ctx context.Context, c string) error {
 	}
 	r.logf("idle %s: %d queues, %v settle, %v window", c, r.cfg.IdleQueues, r.cfg.IdleSettle, r.cfg.IdleWindow)
 	timeout := r.cfg.IdleSettle + r.cfg.IdleWindow + time.Minute
-	res, err := runWorker(ctx, r.workerBin(c), args, r.workerEnv(), timeout, r.cfg.Log, func(line string) {
+	res, err := runWorker(ctx, r.workerBin(c), r.workerArgs(args), r.workerEnv(), timeout, r.cfg.Log, func(line string) {
 		if cluster == nil {
 			return
 		}

@@ -78,6 +78,14 @@ func binName(bin string) string {
 	return bin
 }
 
+// workerArgs returns a worker's arguments with those every worker gets.
+func (r *runner) workerArgs(args []string) []string {
+	if r.cfg.AppHeapMiB > 0 {
+		args = append(args, "-app-heap", strconv.Itoa(r.cfg.AppHeapMiB))
+	}
+	return args
+}
+
 // workerEnv is what every worker's environment adds to this process's.
 func (r *runner) workerEnv() []string {
 	if r.cfg.WorkerGOMAXPROCS > 0 {

@@ -1,0 +1,23 @@
+package benchrun
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Every worker gets the application heap's flag and the GOMAXPROCS setting; a negative
+// heap is refused by name.
+func TestWorkerSettings(t *testing.T) {
+	r := &runner{cfg: Config{AppHeapMiB: 64, WorkerGOMAXPROCS: 1}}
+	require.Equal(t, []string{"-mode", "consume", "-app-heap", "64"}, r.workerArgs([]string{"-mode", "consume"}))
+	require.Equal(t, []string{"GOMAXPROCS=1"}, r.workerEnv())
+	none := &runner{}
+	require.Equal(t, []string{"-n", "1"}, none.workerArgs([]string{"-n", "1"}))
+	require.Nil(t, none.workerEnv())
+
+	cfg := Config{AppHeapMiB: -1, Runs: 1, LatencyRuns: 1, LatencyRate: 1, IdleQueues: 1}
+	require.ErrorContains(t, cfg.check(), "-app-heap")
+	cfg.AppHeapMiB = 0
+	require.NoError(t, cfg.check())
+}
