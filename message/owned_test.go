@@ -24,7 +24,14 @@ type propsView struct {
 func viewOf(p *Properties) propsView {
 	v := propsView{Wire: p.String(), Map: p.Map(), Len: p.Len(), Gets: map[string]string{}}
 	p.Range(func(n, _ string) bool { v.Order = append(v.Order, n); return true })
-	for _, n := range append(v.Order, "ABSENT", PropertyMinOffset, PropertyWaitStoreMsgOK) {
+	names := v.Order
+	if len(names) > 64 { // thousands of pairs (a hostile body): Get each 64th, Get is linear
+		names = nil
+		for i := 0; i < len(v.Order); i += len(v.Order) / 64 {
+			names = append(names, v.Order[i])
+		}
+	}
+	for _, n := range append(names, "ABSENT", PropertyMinOffset, PropertyWaitStoreMsgOK) {
 		if val, ok := p.Get(n); ok {
 			v.Gets[n] = val
 		}
