@@ -9,8 +9,9 @@
 //
 //   - consume-all: N messages of a size preloaded over 8 queues (once per size), then
 //     consumed from the first offset by a fresh group per run, with a listener that only
-//     counts; each run is raw (the ceiling), rmqpush and the peer at default settings,
-//     then rmqpush and the peer tuned (pull batch 128, consume batch 32);
+//     counts; each round is raw (the ceiling), then rmqpush and the peer at default
+//     settings and tuned (pull batch 128, consume batch 32), the clients' order rotating
+//     from round to round so that none always runs right after the raw puller;
 //   - latency: one producer (this process, internal/client's SendMessage) at a steady
 //     rate with the send time in each body; the worker records consume time minus send
 //     time; a fresh topic per client run;

@@ -21,3 +21,13 @@ func TestWorkerSettings(t *testing.T) {
 	cfg.AppHeapMiB = 0
 	require.NoError(t, cfg.check())
 }
+
+// Each round starts with the next client, so none always follows the raw puller.
+func TestRotated(t *testing.T) {
+	steps := []step{{"a", "default"}, {"b", "default"}, {"c", "default"}}
+	require.Equal(t, steps, rotated(steps, 0))
+	require.Equal(t, []step{{"b", "default"}, {"c", "default"}, {"a", "default"}}, rotated(steps, 1))
+	require.Equal(t, []step{{"c", "default"}, {"a", "default"}, {"b", "default"}}, rotated(steps, 5))
+	require.Equal(t, []step{{"a", "default"}, {"b", "default"}, {"c", "default"}}, steps, "steps unchanged")
+	require.Nil(t, rotated(nil, 3))
+}
