@@ -116,7 +116,7 @@ func (q *taskQueue) nextIdle(k *idleKit, took time.Duration) (t task, ok bool) {
 	w := k.w
 	q.mu.Lock()
 	w.endTaskLocked() // unless more ended it
-	if took <= wakeBudget && w.taken < maxIdleRun && q.idleRunnableLocked() {
+	if took <= quickCall && w.taken < maxIdleRun && q.idleRunnableLocked() {
 		w.taken++
 		return w.takeAndUnlock(), true
 	}

@@ -232,7 +232,7 @@ func TestIdleRunEndsAfterASlowCall(t *testing.T) {
 	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(4), 1, true))
 	k, _, ok := beginIdle(q)
 	require.True(t, ok)
-	_, ok = q.nextIdle(k, 2*wakeBudget)
+	_, ok = q.nextIdle(k, 2*quickCall)
 	require.False(t, ok, "the run went on after a slow call")
 	done.Wait()
 	require.Equal(t, uint64(1), wakesOf(q))

@@ -60,7 +60,7 @@ func WithConsumeGoroutineNums(n int) Option { return func(c *cfg) { c.consumeGor
 
 // DefaultReadLoopCallAvg is WithReadLoopConsume's default: listener calls of 25 µs or
 // less on average run on the read loops.
-const DefaultReadLoopCallAvg = wakeBudget / 2
+const DefaultReadLoopCallAvg = quickCall / 2
 
 // WithReadLoopConsume lets a concurrent consumer run its listener calls on the goroutine
 // that read their messages off the broker's connection, when that goroutine has nothing

@@ -255,7 +255,7 @@ func TestTaskQueueMore(t *testing.T) {
 	require.Equal(t, int64(33), tk.msgs[0].QueueOffset)
 	_, has = q.lanes[b]
 	require.False(t, has, "b's emptied lane was retired when its turn came")
-	_, ok = w.more(a, 2*wakeBudget, 1)
+	_, ok = w.more(a, 2*quickCall, 1)
 	require.False(t, ok, "a slow call ends the run")
 
 	tk, ok = w.pop()
