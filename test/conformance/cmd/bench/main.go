@@ -61,6 +61,7 @@ func run(args []string) error {
 	fs.IntVar(&cfg.WorkerGOMAXPROCS, "worker-gomaxprocs", 0, "GOMAXPROCS of the clients' worker processes (0: Go's default)")
 	fs.IntVar(&cfg.AppHeapMiB, "app-heap", 0, "MiB of live objects every client's worker holds, as a service's own heap (0: none)")
 	fs.StringVar(&cfg.ProfileDir, "profiles", "", "write CPU and allocation profiles of each rmqpush consume run here")
+	fs.BoolVar(&cfg.Traces, "traces", false, "with -profiles: an execution trace of each of those runs too (slows them: not for figures)")
 	workers := workerFlags{}
 	fs.Var(workers, "worker", "an extra worker program, name=path (repeatable); add name to -clients")
 	results := fs.String("results", "", "append every worker result to this file as JSON lines")

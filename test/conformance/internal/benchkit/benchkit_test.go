@@ -2,6 +2,7 @@ package benchkit
 
 import (
 	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
@@ -124,4 +125,21 @@ func TestAppHeap(t *testing.T) {
 	require.Greater(t, grown, int64(7<<20), "live after a collection")
 	require.Less(t, grown, int64(10<<20))
 	runtime.KeepAlive(h)
+}
+
+// startTrace writes an execution trace to the file it is given, and does nothing
+// without one.
+func TestStartTrace(t *testing.T) {
+	stop, err := startTrace("")
+	require.NoError(t, err)
+	stop()
+	path := filepath.Join(t.TempDir(), "run.trace")
+	stop, err = startTrace(path)
+	require.NoError(t, err)
+	stop()
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Positive(t, st.Size())
+	_, err = startTrace(filepath.Join(t.TempDir(), "no", "such", "dir"))
+	require.Error(t, err)
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"time"
 )
@@ -72,6 +73,7 @@ func Main(name string, client Client, args []string, stdout, stderr io.Writer) i
 	settle := fs.Duration("settle", 10*time.Second, "idle: wait this long after Start before the window")
 	window := fs.Duration("window", 60*time.Second, "idle: the measured window")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the consume phase (idle: of the window) to this file")
+	traceFile := fs.String("trace", "", "write an execution trace of the consume phase to this file (it slows the run: not for figures)")
 	memProfile := fs.String("memprofile", "", "write an allocation profile (allocs) at the end of the consume phase")
 	memRate := fs.Int("memprofilerate", 0, "runtime.MemProfileRate when -memprofile is set (0: Go's default)")
 	appHeap := fs.Int("app-heap", 0, "hold this many MiB of live, linked objects for the whole run, as the service a client runs in would (0: none)")
@@ -103,7 +105,7 @@ func Main(name string, client Client, args []string, stdout, stderr io.Writer) i
 	var err error
 	switch *mode {
 	case ModeConsume, ModeLatency:
-		err = w.consume(*n, *mode == ModeLatency, *timeout, *cpuProfile, *memProfile)
+		err = w.consume(*n, *mode == ModeLatency, *timeout, profiles{cpu: *cpuProfile, mem: *memProfile, trace: *traceFile})
 	case ModeIdle:
 		err = w.idle(*settle, *window, *cpuProfile)
 	default:
@@ -139,8 +141,13 @@ type worker struct {
 
 func (w *worker) line(s string) { fmt.Fprintln(w.out, s) }
 
+// profiles names the files a consume run writes its profiles to; empty: none.
+type profiles struct {
+	cpu, mem, trace string
+}
+
 // consume runs the consume and latency modes.
-func (w *worker) consume(n int64, timing bool, timeout time.Duration, cpuProfile, memProfile string) error {
+func (w *worker) consume(n int64, timing bool, timeout time.Duration, p profiles) error {
 	samples := 0
 	if timing {
 		samples = int(n)
@@ -148,12 +155,18 @@ func (w *worker) consume(n int64, timing bool, timeout time.Duration, cpuProfile
 	sink := NewSink(n, timing, samples)
 	sampler := StartSampler(10 * time.Millisecond)
 	defer sampler.Stop()
-	stopProfile, err := startCPUProfile(cpuProfile)
+	stopProfile, err := startCPUProfile(p.cpu)
 	if err != nil {
+		return err
+	}
+	stopTrace, err := startTrace(p.trace)
+	if err != nil {
+		stopProfile()
 		return err
 	}
 	before := TakeUsage(true)
 	if err := w.client.Start(w.o, sink); err != nil {
+		stopTrace()
 		stopProfile()
 		return fmt.Errorf("start: %w", err)
 	}
@@ -165,9 +178,10 @@ func (w *worker) consume(n int64, timing bool, timeout time.Duration, cpuProfile
 		err = fmt.Errorf("timed out after %v with %d of %d messages", timeout, sink.Count(), n)
 	}
 	after := TakeUsage(true)
+	stopTrace()
 	stopProfile()
-	if memProfile != "" {
-		if perr := writeAllocs(memProfile); perr != nil && err == nil {
+	if p.mem != "" {
+		if perr := writeAllocs(p.mem); perr != nil && err == nil {
 			err = perr
 		}
 	}
@@ -271,6 +285,26 @@ func startCPUProfile(path string) (stop func(), err error) {
 	}
 	return func() {
 		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+// startTrace starts an execution trace written to path, when path is set; stop ends it
+// and closes the file.
+func startTrace(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		trace.Stop()
 		f.Close()
 	}, nil
 }

@@ -85,6 +85,9 @@ type Config struct {
 	// ProfileDir, when set, gets a CPU and an allocation profile of every rmqpush
 	// consume run.
 	ProfileDir string
+	// Traces adds an execution trace of every rmqpush consume run to ProfileDir. It
+	// slows the runs: their figures are not for comparing.
+	Traces bool
 	// WorkerTimeout bounds one worker run (10 min).
 	WorkerTimeout time.Duration
 	// Log receives progress lines; Out the final tables.
@@ -135,6 +138,9 @@ func (c *Config) check() error {
 	}
 	if c.AppHeapMiB < 0 {
 		return errors.New("benchrun: the app heap (-app-heap) must not be negative")
+	}
+	if c.Traces && c.ProfileDir == "" {
+		return errors.New("benchrun: execution traces (-traces) go to the profiles directory (-profiles)")
 	}
 	if c.Runs < 1 || c.LatencyRuns < 1 {
 		return errors.New("benchrun: runs must be at least 1")

@@ -283,7 +283,7 @@ func (r *runner) consumeAll(ctx context.Context, w Workload) error {
 			}
 			if r.cfg.ProfileDir != "" && s.client != "raw" && s.client != "peer" {
 				base := filepath.Join(r.cfg.ProfileDir, fmt.Sprintf("%s-%s-%s-%d", s.client, w.Name(), s.setting, round))
-				args = append(args, "-cpuprofile", base+".cpu.pprof", "-memprofile", base+".allocs.pprof")
+				args = append(args, r.profileArgs(base)...)
 			}
 			if err := r.prepareGroup(ctx, s.client, group, topic); err != nil {
 				return err
@@ -477,4 +477,14 @@ func (r IdleRun) total() float64 {
 		t += v
 	}
 	return t
+}
+
+// profileArgs are the worker flags that write a consume run's profiles to files named
+// from base.
+func (r *runner) profileArgs(base string) []string {
+	args := []string{"-cpuprofile", base + ".cpu.pprof", "-memprofile", base + ".allocs.pprof"}
+	if r.cfg.Traces {
+		args = append(args, "-trace", base+".trace")
+	}
+	return args
 }

@@ -31,3 +31,17 @@ func TestRotated(t *testing.T) {
 	require.Equal(t, []step{{"a", "default"}, {"b", "default"}, {"c", "default"}}, steps, "steps unchanged")
 	require.Nil(t, rotated(nil, 3))
 }
+
+// Profiled runs write a CPU and an allocation profile, and with Traces an execution
+// trace; traces need the profiles directory.
+func TestProfileArgs(t *testing.T) {
+	r := &runner{}
+	require.Equal(t, []string{"-cpuprofile", "d/x.cpu.pprof", "-memprofile", "d/x.allocs.pprof"}, r.profileArgs("d/x"))
+	r.cfg.Traces = true
+	require.Equal(t, []string{"-cpuprofile", "d/x.cpu.pprof", "-memprofile", "d/x.allocs.pprof", "-trace", "d/x.trace"}, r.profileArgs("d/x"))
+
+	cfg := Config{Traces: true, Runs: 1, LatencyRuns: 1, LatencyRate: 1, IdleQueues: 1}
+	require.ErrorContains(t, cfg.check(), "-traces")
+	cfg.ProfileDir = t.TempDir()
+	require.NoError(t, cfg.check())
+}
