@@ -272,26 +272,18 @@ func (w *worker) idle(settle, window time.Duration, cpuProfile string) error {
 // startCPUProfile starts a CPU profile written to path, when path is set; stop ends it
 // and closes the file.
 func startCPUProfile(path string) (stop func(), err error) {
-	if path == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-	}, nil
+	return startRecording(path, pprof.StartCPUProfile, pprof.StopCPUProfile)
 }
 
 // startTrace starts an execution trace written to path, when path is set; stop ends it
 // and closes the file.
 func startTrace(path string) (stop func(), err error) {
+	return startRecording(path, trace.Start, trace.Stop)
+}
+
+// startRecording starts a recording (a CPU profile, an execution trace) written to path
+// by start, when path is set; the stop it returns ends it with end and closes the file.
+func startRecording(path string, start func(io.Writer) error, end func()) (stop func(), err error) {
 	if path == "" {
 		return func() {}, nil
 	}
@@ -299,12 +291,12 @@ func startTrace(path string) (stop func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := trace.Start(f); err != nil {
+	if err := start(f); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return func() {
-		trace.Stop()
+		end()
 		f.Close()
 	}, nil
 }
