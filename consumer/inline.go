@@ -17,8 +17,8 @@ import (
 //
 //   - A pull's answer queues its calls without waking a worker (pushBatches with
 //     deferWake) and the read loop's idle run takes them, as a worker would, when they
-//     are quick (on average at most WithReadLoopConsume's time, by default half the
-//     wake budget, as runs require) and the workers running do not already reach the
+//     are quick (on average at most WithReadLoopConsume's time, by default half of
+//     quickCall, as runs require) and the workers running do not already reach the
 //     pool's size, up to maxIdleRun tasks; tasks it leaves get workers by the wake
 //     rule. Slow listeners, orderly and POP consumption keep the workers.
 //   - A call that turns slow is taken care of by the remoting layer: after takeover its

@@ -90,7 +90,8 @@ const (
 	// wakes a thread on the core the broker needs: a pull's 32 quick calls (up to ~6 µs
 	// each) are not worth one, longer ones are. (50 µs woke a worker for most pulls of
 	// quick calls: 0.8 wake-ups per pull; 200 µs, 0.1, and 3–7 % less CPU per message
-	// on a real 5.3.3 and in the realistic mode: see the README's worker pool.)
+	// on real 4.9.8 and 5.3.3 brokers and in the realistic mode: see the README's
+	// worker pool.)
 	wakeBudget = 200 * time.Microsecond
 	// quickCall is the longest a listener call, and twice the average, may take for the
 	// calls to count as quick: a run goes on to the next call of its queue only after a
