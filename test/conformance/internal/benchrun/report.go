@@ -86,8 +86,8 @@ func (rep *Report) writeConsume(w io.Writer, cfg *Config) {
 		runs := len(m[order[0]])
 		fmt.Fprintf(w, "\n#### consume-all: %s messages of %s over %d queues (median of %d runs; msgs/s min–max)\n\n",
 			groupDigits(n), wl, consumeQueues, runs)
-		fmt.Fprintln(w, "| client | settings | msgs/s | CPU s per M msgs | allocs per msg | peak RSS MB | peak goroutines | broker CPU s per M |")
-		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
+		fmt.Fprintln(w, "| client | settings | msgs/s | CPU s per M msgs | allocs per msg | peak RSS MB | peak goroutines | broker CPU s per M | machine idle / steal |")
+		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|")
 		var ceiling float64
 		for _, k := range order {
 			if k.workload != wl {
@@ -103,14 +103,14 @@ func (rep *Report) writeConsume(w io.Writer, cfg *Config) {
 			if rs[0].BrokerCPUPerMillion > 0 {
 				broker = fmt.Sprintf("%.2f", benchkit.Median(pick(rs, func(r ConsumeRun) float64 { return r.BrokerCPUPerMillion })))
 			}
-			fmt.Fprintf(w, "| %s | %s | %s (%s–%s) | %.2f | %.2f | %.1f | %.0f | %s |\n",
+			fmt.Fprintf(w, "| %s | %s | %s (%s–%s) | %.2f | %.2f | %.1f | %.0f | %s | %s |\n",
 				clientLabel(k.client), settingLabel(k.client, k.setting),
 				groupDigits(int64(med)), groupDigits(int64(slices.Min(tput))), groupDigits(int64(slices.Max(tput))),
 				benchkit.Median(pick(rs, func(r ConsumeRun) float64 { return r.CPUPerMillion })),
 				benchkit.Median(pick(rs, func(r ConsumeRun) float64 { return r.MallocsPerMsg })),
 				slices.Max(pick(rs, func(r ConsumeRun) float64 { return float64(r.MaxRSSKiB) / 1024 })),
 				slices.Max(pick(rs, func(r ConsumeRun) float64 { return float64(r.PeakGoroutines) })),
-				broker)
+				broker, machineShares(rs))
 		}
 		rep.writeRequests(w, wl, m, order)
 		fmt.Fprintln(w)
@@ -205,6 +205,27 @@ func formatRequests(perThousand map[int32]float64) string {
 }
 
 // formatTurnaround returns ", pull turnaround p50 … p99 …" for a run that measured it.
+// machineShares is the median idle and steal shares of the machine over runs, or "–"
+// when a run could not read them.
+func machineShares(runs []ConsumeRun) string {
+	for _, r := range runs {
+		if r.MachineIdle < 0 {
+			return "–"
+		}
+	}
+	return fmt.Sprintf("%.0f %% / %.0f %%",
+		100*benchkit.Median(pick(runs, func(r ConsumeRun) float64 { return r.MachineIdle })),
+		100*benchkit.Median(pick(runs, func(r ConsumeRun) float64 { return r.MachineSteal })))
+}
+
+// formatMachine is a run's machine shares for the progress log.
+func formatMachine(idle, steal float64) string {
+	if idle < 0 {
+		return "idle and steal unknown"
+	}
+	return fmt.Sprintf("%.0f %% idle, %.0f %% stolen", 100*idle, 100*steal)
+}
+
 func formatTurnaround(r benchkit.Result) string {
 	if r.TurnaroundCount == 0 {
 		return ""

@@ -25,3 +25,13 @@ func TestWritePaired(t *testing.T) {
 	writePaired(&out, "128B", "before", settingDefault, before, nil)
 	require.Empty(t, out.String(), "nothing without rmqpush in the same run")
 }
+
+// The consume table's machine column is the median idle and stolen shares of the runs,
+// and a dash when a run could not read them.
+func TestMachineShares(t *testing.T) {
+	run := func(idle, steal float64) ConsumeRun { return ConsumeRun{MachineIdle: idle, MachineSteal: steal} }
+	require.Equal(t, "20 % / 10 %", machineShares([]ConsumeRun{run(0.3, 0.05), run(0.1, 0.15), run(0.2, 0.1)}))
+	require.Equal(t, "–", machineShares([]ConsumeRun{run(0.3, 0.05), run(-1, -1)}))
+	require.Equal(t, "12 % idle, 3 % stolen", formatMachine(0.12, 0.03))
+	require.Equal(t, "idle and steal unknown", formatMachine(-1, -1))
+}

@@ -35,6 +35,11 @@ type ConsumeRun struct {
 	// RequestsPerThousand are the requests the fake cluster received during the run
 	// per 1,000 messages consumed, by request code (nil on a real cluster).
 	RequestsPerThousand map[int32]float64 `json:",omitempty"`
+	// MachineIdle and MachineSteal are the shares of all the machine's cores' time
+	// during the worker's process that were idle and that the hypervisor took for other
+	// guests (-1 when /proc/stat could not be read): whether the run was bound by CPU, and
+	// how much of it the virtual machine lost.
+	MachineIdle, MachineSteal float64
 }
 
 // LatencyRun is one latency run of one client.
@@ -210,6 +215,16 @@ func (r *runner) brokerCPU() time.Duration {
 	}
 }
 
+// machineCPU reads the machine's CPU time, or returns nil (logged) when it cannot.
+func (r *runner) machineCPU() *benchkit.MachineCPU {
+	m, err := benchkit.ReadMachineCPU()
+	if err != nil {
+		r.logf("reading the machine's CPU time: %v", err)
+		return nil
+	}
+	return &m
+}
+
 // prepareGroup sets group to POP on topic when client consumes by POP.
 func (r *runner) prepareGroup(ctx context.Context, client, group, topic string) error {
 	if !isPop(client) {
@@ -288,14 +303,19 @@ func (r *runner) consumeAll(ctx context.Context, w Workload) error {
 			if err := r.prepareGroup(ctx, s.client, group, topic); err != nil {
 				return err
 			}
-			cpu0, req0 := r.brokerCPU(), r.requestCounts(ctx)
+			cpu0, req0, mach0 := r.brokerCPU(), r.requestCounts(ctx), r.machineCPU()
 			res, err := runWorker(ctx, r.workerBin(s.client), r.workerArgs(args), r.workerEnv(), r.cfg.WorkerTimeout, r.cfg.Log, nil)
-			cpu1, req1 := r.brokerCPU(), r.requestCounts(ctx)
+			cpu1, req1, mach1 := r.brokerCPU(), r.requestCounts(ctx), r.machineCPU()
 			if err != nil {
 				return err
 			}
 			res.Client = s.client // a worker names its library, not its build
-			run := ConsumeRun{Workload: w.Name(), Round: round, Result: res}
+			run := ConsumeRun{Workload: w.Name(), Round: round, Result: res, MachineIdle: -1, MachineSteal: -1}
+			if mach0 != nil && mach1 != nil {
+				if idle, steal, err := mach1.Shares(*mach0); err == nil {
+					run.MachineIdle, run.MachineSteal = idle, steal
+				}
+			}
 			if res.Got > 0 && cpu1 > cpu0 {
 				run.BrokerCPUPerMillion = (cpu1 - cpu0).Seconds() / float64(res.Got) * 1e6
 			}
@@ -311,10 +331,10 @@ func (r *runner) consumeAll(ctx context.Context, w Workload) error {
 			}
 			r.report.Consume = append(r.report.Consume, run)
 			r.record(run)
-			r.logf("  %-7s %-7s round %d: %8.0f msg/s, %5.2f CPU-s/M, %5.2f allocs/msg, %4.0f B/msg, %.3f reads and %.3f writes/msg, %d GCs, peak RSS %5.1f MB, peak goroutines %d, broker %5.2f CPU-s/M, requests per 1,000 msgs: %s%s",
+			r.logf("  %-7s %-7s round %d: %8.0f msg/s, %5.2f CPU-s/M, %5.2f allocs/msg, %4.0f B/msg, %.3f reads and %.3f writes/msg, %d GCs, peak RSS %5.1f MB, peak goroutines %d, broker %5.2f CPU-s/M, machine %s, requests per 1,000 msgs: %s%s",
 				s.client, s.setting, round, res.MsgsPerSec, res.CPUPerMillion, res.MallocsPerMsg, res.BytesPerMsg,
 				res.ReadsPerMsg, res.WritesPerMsg, res.NumGC, float64(res.MaxRSSKiB)/1024, res.PeakGoroutines, run.BrokerCPUPerMillion,
-				formatRequests(run.RequestsPerThousand), formatTurnaround(res))
+				formatMachine(run.MachineIdle, run.MachineSteal), formatRequests(run.RequestsPerThousand), formatTurnaround(res))
 			time.Sleep(time.Second) // let the broker forget the group's connection
 		}
 	}
