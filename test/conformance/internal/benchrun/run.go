@@ -233,7 +233,6 @@ func (r *runner) prepareGroup(ctx context.Context, client, group, topic string) 
 	return r.admin.setPop(ctx, group, topic)
 }
 
-// consumeAll preloads a workload and runs the rounds of clients over it.
 // step is one worker run of a consume-all round: a client with a setting.
 type step struct{ client, setting string }
 
@@ -248,6 +247,7 @@ func rotated(steps []step, k int) []step {
 	return append(append([]step(nil), steps[k:]...), steps[:k]...)
 }
 
+// consumeAll preloads a workload and runs the rounds of clients over it.
 func (r *runner) consumeAll(ctx context.Context, w Workload) error {
 	topic := fmt.Sprintf("bench-%s-%s", w.Name(), r.id)
 	r.logf("consume-all %d x %s: creating %s with %d queues and preloading", w.N, w.Name(), topic, consumeQueues)
