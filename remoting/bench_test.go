@@ -61,21 +61,33 @@ func (r *cycleReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// BenchmarkFrameRead32KiB reads pull responses with a 32 KiB body.
-func BenchmarkFrameRead32KiB(b *testing.B) {
-	resp := benchPullResponse()
-	resp.Body = make([]byte, 32<<10)
-	frame, err := EncodeFrame(nil, resp)
-	if err != nil {
-		b.Fatal(err)
-	}
-	fr := NewFrameReader(&cycleReader{data: frame}, 0)
-	b.SetBytes(int64(len(frame)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := fr.Read(); err != nil {
-			b.Fatal(err)
-		}
+// BenchmarkFrameRead reads pull responses with the bodies of a 32-message answer of
+// 128 B messages (about 10 KiB: the whole body usually arrives with its header in the
+// read buffer) and of 1 KiB messages (about 37 KiB: larger than the read buffer), and a
+// 32 KiB body.
+//
+//	go test -run '^$' -bench BenchmarkFrameRead -benchmem ./remoting
+func BenchmarkFrameRead(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		body int
+	}{{"32x128B", 32 * 310}, {"32x1KiB", 32 * 1206}, {"32KiB", 32 << 10}} {
+		b.Run(tc.name, func(b *testing.B) {
+			resp := benchPullResponse()
+			resp.Body = make([]byte, tc.body)
+			frame, err := EncodeFrame(nil, resp)
+			if err != nil {
+				b.Fatal(err)
+			}
+			fr := NewFrameReader(&cycleReader{data: frame}, 0)
+			b.SetBytes(int64(len(frame)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := fr.Read(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

@@ -314,6 +314,8 @@ func (r *runner) consumeAll(ctx context.Context, w Workload) error {
 			if mach0 != nil && mach1 != nil {
 				if idle, steal, err := mach1.Shares(*mach0); err == nil {
 					run.MachineIdle, run.MachineSteal = idle, steal
+				} else {
+					r.logf("the machine's idle and stolen time over this run: %v", err)
 				}
 			}
 			if res.Got > 0 && cpu1 > cpu0 {
