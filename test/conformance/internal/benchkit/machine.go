@@ -57,7 +57,7 @@ func (m MachineCPU) Shares(earlier MachineCPU) (idle, steal float64, err error) 
 	busy, idl, st := m.Busy-earlier.Busy, m.Idle-earlier.Idle, m.Steal-earlier.Steal
 	total := busy + idl + st
 	if busy < 0 || idl < 0 || st < 0 || total == 0 {
-		return 0, 0, errors.New("benchkit: /proc/stat: no CPU time passed between the readings")
+		return 0, 0, errors.New("benchkit: /proc/stat: the readings are out of order or no CPU time passed between them")
 	}
 	return float64(idl) / float64(total), float64(st) / float64(total), nil
 }

@@ -204,7 +204,6 @@ func formatRequests(perThousand map[int32]float64) string {
 	return strings.Join(parts, ", ")
 }
 
-// formatTurnaround returns ", pull turnaround p50 … p99 …" for a run that measured it.
 // machineShares is the median idle and steal shares of the machine over runs, or "–"
 // when a run could not read them.
 func machineShares(runs []ConsumeRun) string {
@@ -226,6 +225,7 @@ func formatMachine(idle, steal float64) string {
 	return fmt.Sprintf("%.0f %% idle, %.0f %% stolen", 100*idle, 100*steal)
 }
 
+// formatTurnaround returns ", pull turnaround p50 … p99 …" for a run that measured it.
 func formatTurnaround(r benchkit.Result) string {
 	if r.TurnaroundCount == 0 {
 		return ""

@@ -1,6 +1,7 @@
 package benchrun
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -34,4 +35,26 @@ func TestMachineShares(t *testing.T) {
 	require.Equal(t, "–", machineShares([]ConsumeRun{run(0.3, 0.05), run(-1, -1)}))
 	require.Equal(t, "12 % idle, 3 % stolen", formatMachine(0.12, 0.03))
 	require.Equal(t, "idle and steal unknown", formatMachine(-1, -1))
+}
+
+// A run's machine shares come from two readings; without either, or with readings out of
+// order, they are -1 and the log says why when the readings themselves were taken.
+func TestRunMachineShares(t *testing.T) {
+	var log bytes.Buffer
+	r := &runner{cfg: Config{Log: &log}}
+	before := &benchkit.MachineCPU{Busy: 100, Idle: 100, Steal: 0}
+	after := &benchkit.MachineCPU{Busy: 160, Idle: 130, Steal: 10}
+
+	idle, steal := r.machineShares(before, after)
+	require.InDelta(t, 0.3, idle, 1e-9)
+	require.InDelta(t, 0.1, steal, 1e-9)
+	require.Empty(t, log.String())
+
+	idle, steal = r.machineShares(nil, after)
+	require.Equal(t, [2]float64{-1, -1}, [2]float64{idle, steal})
+	require.Empty(t, log.String(), "a failed reading was logged when it was taken")
+
+	idle, steal = r.machineShares(after, before)
+	require.Equal(t, [2]float64{-1, -1}, [2]float64{idle, steal})
+	require.Contains(t, log.String(), "out of order")
 }

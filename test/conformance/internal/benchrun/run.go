@@ -225,6 +225,20 @@ func (r *runner) machineCPU() *benchkit.MachineCPU {
 	return &m
 }
 
+// machineShares returns the shares of the machine's time between two readings that were
+// idle and stolen, or -1 and -1 (logged) when either reading or their difference failed.
+func (r *runner) machineShares(before, after *benchkit.MachineCPU) (idle, steal float64) {
+	if before == nil || after == nil {
+		return -1, -1 // machineCPU logged why
+	}
+	idle, steal, err := after.Shares(*before)
+	if err != nil {
+		r.logf("the machine's idle and stolen time over this run: %v", err)
+		return -1, -1
+	}
+	return idle, steal
+}
+
 // prepareGroup sets group to POP on topic when client consumes by POP.
 func (r *runner) prepareGroup(ctx context.Context, client, group, topic string) error {
 	if !isPop(client) {
@@ -310,14 +324,8 @@ func (r *runner) consumeAll(ctx context.Context, w Workload) error {
 				return err
 			}
 			res.Client = s.client // a worker names its library, not its build
-			run := ConsumeRun{Workload: w.Name(), Round: round, Result: res, MachineIdle: -1, MachineSteal: -1}
-			if mach0 != nil && mach1 != nil {
-				if idle, steal, err := mach1.Shares(*mach0); err == nil {
-					run.MachineIdle, run.MachineSteal = idle, steal
-				} else {
-					r.logf("the machine's idle and stolen time over this run: %v", err)
-				}
-			}
+			run := ConsumeRun{Workload: w.Name(), Round: round, Result: res}
+			run.MachineIdle, run.MachineSteal = r.machineShares(mach0, mach1)
 			if res.Got > 0 && cpu1 > cpu0 {
 				run.BrokerCPUPerMillion = (cpu1 - cpu0).Seconds() / float64(res.Got) * 1e6
 			}
