@@ -16,8 +16,9 @@ type call struct {
 	req    *Command
 	hooks  []RPCHook // AfterResponse hooks; shared, read only
 
-	ch chan callResult       // a sync call's result (buffered, 1)
-	cb func(*Command, error) // an async call's callback
+	ch     chan callResult       // a sync call's result (buffered, 1)
+	cb     func(*Command, error) // an async call's callback
+	bodies BodySource            // lends the buffer the response's body is read into; nil: none
 
 	done  atomic.Bool
 	timer atomic.Pointer[time.Timer]

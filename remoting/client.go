@@ -142,6 +142,26 @@ func (cl *Client) Invoke(ctx context.Context, addr string, req *Command) (*Comma
 // or the goroutine closing the connection; never on the caller's. It must be quick, must
 // not block and must not call Close.
 func (cl *Client) InvokeAsync(addr string, req *Command, timeout time.Duration, callback func(resp *Command, err error)) error {
+	return cl.InvokeAsyncInto(addr, req, timeout, nil, callback)
+}
+
+// A BodySource lends the buffers response bodies are read into, for the calls made with
+// InvokeAsyncInto: a caller that knows when it is done with a body can read the next
+// one into the same memory instead of having a new allocation for each.
+type BodySource interface {
+	// Body returns a buffer of length n for the body of n bytes of the response whose
+	// header has just been read, or nil to have the body allocated as usual (any other
+	// length counts as nil). The buffer is then the response's Body; a response that is
+	// not delivered (its call timed out, the connection failed while it was read) leaves
+	// it to the garbage collector. Body runs on the connection's read loop, before the
+	// body's bytes arrive: it must be quick and must not block. Its sizes are the peer's
+	// word: a source should refuse those larger than it means to lend.
+	Body(n int) []byte
+}
+
+// InvokeAsyncInto is InvokeAsync with the response's body read into a buffer that src
+// lends (see BodySource); src nil is InvokeAsync.
+func (cl *Client) InvokeAsyncInto(addr string, req *Command, timeout time.Duration, src BodySource, callback func(resp *Command, err error)) error {
 	if callback == nil {
 		return &CallError{Addr: addr, Code: req.Code, Err: errors.New("nil callback")}
 	}
@@ -154,6 +174,7 @@ func (cl *Client) InvokeAsync(addr string, req *Command, timeout time.Duration, 
 	}
 	call := newCall(addr, req, cl.cfg.rpcHooks)
 	call.cb = callback
+	call.bodies = src
 	return cl.sendAsync(addr, frame, call, timeout, true)
 }
 

@@ -58,6 +58,7 @@ type conn struct {
 	received atomic.Uint64 // frames received; written by the read loop only
 	bytesIn  atomic.Uint64 // bytes read from the socket, whole frames or not (see timedOut)
 	handlers atomic.Int32  // handler calls running for the peer's requests
+	lending  atomic.Bool   // a call with a BodySource was sent: responses look for theirs
 	swept    uint64        // activity at the owner's last idle sweep; under mu
 
 	mu      sync.Mutex
@@ -135,6 +136,9 @@ func (c *conn) send(frame []byte, cl *call) error {
 		cl.seen.Store(c.received.Load())
 		cl.seenBytes.Store(c.bytesIn.Load())
 		c.pending[cl.opaque] = cl
+		if cl.bodies != nil && !c.lending.Load() {
+			c.lending.Store(true)
+		}
 	}
 	switch {
 	case c.corked:
@@ -332,6 +336,7 @@ func (c *conn) closeErr() error {
 
 func (c *conn) readLoop(wg *sync.WaitGroup) {
 	st := &readState{fr: NewFrameReader(countingReader{r: c.nc, n: &c.bytesIn}, c.settings.maxFrame), wg: wg}
+	st.fr.bodyFor = c.lentBody
 	if err := c.armReadDeadline(); err != nil {
 		c.close(err)
 		wg.Done()
@@ -400,6 +405,22 @@ func (c *conn) read(st *readState) {
 	}
 	c.close(err)
 	st.wg.Done()
+}
+
+// lentBody is the read loop's FrameReader.bodyFor: the buffer the BodySource of the call
+// cmd answers lends for its body of n bytes, or nil. The call stays pending: the
+// response completes it once its body is read, as any other.
+func (c *conn) lentBody(cmd *Command, n int) []byte {
+	if !c.lending.Load() || !cmd.IsResponse() {
+		return nil
+	}
+	c.mu.Lock()
+	cl := c.pending[cmd.Opaque]
+	c.mu.Unlock()
+	if cl == nil || cl.bodies == nil {
+		return nil
+	}
+	return cl.bodies.Body(n)
 }
 
 func (c *conn) writeLoop(wg *sync.WaitGroup) {

@@ -156,6 +156,10 @@ type FrameReader struct {
 	hl, bl  int
 	cmd     *Command // set once the header is decoded
 	part    []byte   // the header (when larger than the read buffer) or body read so far
+
+	// bodyFor, when set, may lend the buffer a body of n bytes is read into, once the
+	// header of its command is decoded: a buffer of length n, or nil to allocate one.
+	bodyFor func(cmd *Command, n int) []byte
 }
 
 // frameChunk is the first allocation for a header or body larger than the read buffer;
@@ -229,6 +233,11 @@ func (fr *FrameReader) read() (*Command, error) {
 			return nil, &FrameError{Err: err}
 		}
 		fr.cmd = cmd
+		if fr.bodyFor != nil && fr.bl > 0 {
+			if b := fr.bodyFor(cmd, fr.bl); len(b) == fr.bl {
+				fr.part = b[:0:fr.bl] // fill reads into it and never grows it
+			}
+		}
 	}
 	if fr.bl > 0 {
 		if err := fr.fill(fr.bl); err != nil {

@@ -1,0 +1,175 @@
+package remoting
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+// recordingSource lends buffers of its own and remembers each, by the size asked for.
+// With refuse it lends nothing; with short it lends buffers one byte too short.
+type recordingSource struct {
+	mu      sync.Mutex
+	lent    [][]byte
+	refuse  bool
+	short   bool
+	callers int
+}
+
+func (s *recordingSource) Body(n int) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.callers++
+	switch {
+	case s.refuse:
+		return nil
+	case s.short:
+		return make([]byte, n-1)
+	}
+	b := make([]byte, n, n+7)
+	for i := range b {
+		b[i] = 0xEE // what the body must overwrite
+	}
+	s.lent = append(s.lent, b)
+	return b
+}
+
+// A call made with InvokeAsyncInto gets its response's body in the buffer its source
+// lends, whole and equal to what was sent, whatever its size against the read buffer;
+// an empty body asks for no buffer.
+func TestInvokeAsyncIntoReadsTheBodyIntoTheLentBuffer(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	s := startServer(t)
+	defer s.Close()
+	c := newClient(t)
+	defer c.Close()
+
+	for _, size := range []int{0, 1, 300, frameReadBufferSize - 100, frameReadBufferSize + 1, 3 * frameChunk} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			body := make([]byte, size)
+			for i := range body {
+				body[i] = byte(i * 7)
+			}
+			src := &recordingSource{}
+			resp := invokeInto(t, c, s.Addr(), body, src)
+			require.True(t, bytes.Equal(body, resp.Body), "body read whole")
+			if size == 0 {
+				require.Zero(t, src.callers, "no buffer asked for an empty body")
+				return
+			}
+			require.Len(t, src.lent, 1)
+			require.Same(t, &src.lent[0][0], &resp.Body[0], "the body is the lent buffer")
+		})
+	}
+}
+
+// A source that lends nothing, or a buffer of the wrong length, leaves the body to the
+// usual allocation.
+func TestInvokeAsyncIntoFallsBackToAllocating(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	s := startServer(t)
+	defer s.Close()
+	c := newClient(t)
+	defer c.Close()
+	body := bytes.Repeat([]byte("lend"), 5000)
+	for _, src := range []*recordingSource{{refuse: true}, {short: true}} {
+		resp := invokeInto(t, c, s.Addr(), body, src)
+		require.Equal(t, body, resp.Body)
+		require.Equal(t, 1, src.callers)
+	}
+}
+
+// Calls with and without sources, interleaved on one connection: each source is asked
+// for its own call's body only, and every body arrives intact.
+func TestInvokeAsyncIntoAmongOtherCalls(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	s := startServer(t)
+	defer s.Close()
+	c := newClient(t)
+	defer c.Close()
+
+	const n = 100
+	errs := make(chan error, n)
+	srcs := make([]*recordingSource, n)
+	for i := range n {
+		body := bytes.Repeat([]byte{byte(i)}, 100+i*97)
+		check := func(resp *Command, err error) {
+			if err == nil && !bytes.Equal(resp.Body, body) {
+				err = fmt.Errorf("call %d: body of %d bytes differs", i, len(resp.Body))
+			}
+			errs <- err
+		}
+		req := NewRequest(codeEcho, nil, body)
+		if i%2 == 0 {
+			srcs[i] = &recordingSource{}
+			require.NoError(t, c.InvokeAsyncInto(s.Addr(), req, time.Minute, srcs[i], check))
+		} else {
+			require.NoError(t, c.InvokeAsync(s.Addr(), req, time.Minute, check))
+		}
+	}
+	for range n {
+		require.NoError(t, <-errs)
+	}
+	for i, src := range srcs {
+		if src != nil {
+			require.Equal(t, 1, src.callers, "call %d's source", i)
+		}
+	}
+}
+
+// invokeInto echoes body through InvokeAsyncInto with src and returns the response.
+func invokeInto(t *testing.T, c *Client, addr string, body []byte, src BodySource) *Command {
+	t.Helper()
+	type result struct {
+		resp *Command
+		err  error
+	}
+	done := make(chan result, 1)
+	require.NoError(t, c.InvokeAsyncInto(addr, NewRequest(codeEcho, nil, body), time.Minute, src,
+		func(resp *Command, err error) { done <- result{resp, err} }))
+	r := <-done
+	require.NoError(t, r.err)
+	return r.resp
+}
+
+// A lent buffer is asked for once per body, even when the body arrives in pieces with
+// read timeouts in between, and holds the whole body once Read returns it.
+func TestFrameReaderLentBodyResumesAfterTimeouts(t *testing.T) {
+	body := make([]byte, 3*frameReadBufferSize+5)
+	for i := range body {
+		body[i] = byte(i % 251)
+	}
+	resp := &Command{Code: 0, Opaque: 9, Flag: FlagResponse, Body: body}
+	frame, err := EncodeFrame(nil, resp)
+	require.NoError(t, err)
+
+	var asked []int
+	var lent []byte
+	fr := NewFrameReader(&chunkedReader{data: frame, steps: []byte{1, 2, 3, 200, 5}}, 0)
+	fr.bodyFor = func(cmd *Command, n int) []byte {
+		require.Equal(t, int32(9), cmd.Opaque, "asked once the header is decoded")
+		asked = append(asked, n)
+		lent = make([]byte, n)
+		return lent
+	}
+	var got *Command
+	for got == nil {
+		got, err = fr.Read()
+		if isTimeout(err) {
+			continue
+		}
+		require.NoError(t, err)
+	}
+	require.Equal(t, []int{len(body)}, asked)
+	require.Equal(t, body, got.Body)
+	require.Same(t, &lent[0], &got.Body[0])
+	_, err = fr.Read()
+	require.True(t, errors.Is(err, io.EOF))
+}
