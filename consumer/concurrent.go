@@ -85,9 +85,9 @@ func (s *concurrentService) stop(ctx context.Context) error {
 // Dispatch queues a pull's messages in batches; see pull.Dispatcher. It runs on the read
 // loop that read the pull's answer, which runs the quick calls itself, in its idle run,
 // unless idle runs are off (inline.go).
-func (s *concurrentService) Dispatch(r *pull.Request, msgs []*message.Ext, _ bool) {
+func (s *concurrentService) Dispatch(r *pull.Request, msgs []*message.Ext, _ bool, lease *pull.Lease) {
 	if len(msgs) > 0 {
-		s.queue.pushBatches(r, msgs, s.c.cfg.consumeBatchMaxSize, s.idle)
+		s.queue.pushBatches(r, msgs, s.c.cfg.consumeBatchMaxSize, s.idle, lease)
 	}
 }
 
@@ -153,6 +153,7 @@ func (s *concurrentService) consume(t task, w *taskWorker, cc *ConcurrentlyConte
 	pq.BeginConsume() // before the dropped check: see rebalance's BeforeRemove
 	defer pq.EndConsume()
 	if pq.Dropped() {
+		t.lease.Release()
 		return 0 // the queue was taken away; its new owner consumes these
 	}
 	uq := s.c.names.UserQueue(r.Queue) // without the namespace: what the listener and hooks see
@@ -179,6 +180,7 @@ func (s *concurrentService) consume(t task, w *taskWorker, cc *ConcurrentlyConte
 		if off := pq.RemoveAndMark(done, next.msgs, end); off >= 0 {
 			offset = off
 		}
+		t.lease.Release() // the call, its send-backs and its removal are over
 		if offset >= 0 && (!more || end.Sub(committed) >= runCommit) {
 			if !pq.Discarded() {
 				s.c.offsets.UpdateFor(r.Lease, offset, true)
@@ -305,7 +307,7 @@ func (s *concurrentService) settle(t task, status ConcurrentlyStatus, cc *Concur
 						done = append(done, m)
 					}
 				}
-				s.reconsumeLater(t.req, keep)
+				s.reconsumeLater(t.req, keep, t.lease)
 			}
 		}
 	}
@@ -314,17 +316,20 @@ func (s *concurrentService) settle(t task, status ConcurrentlyStatus, cc *Concur
 
 // reconsumeLater consumes msgs again locally after reconsumeLaterDelay, each with one
 // more reconsume time, as Java does when a send-back and its fallback both failed. The
-// messages stay cached meanwhile, so the offset cannot pass them.
-func (s *concurrentService) reconsumeLater(r *pull.Request, msgs []*message.Ext) {
+// messages stay cached meanwhile, so the offset cannot pass them; lent bodies stay lent
+// (lease, of the call that failed, gets a reference until the calls are queued).
+func (s *concurrentService) reconsumeLater(r *pull.Request, msgs []*message.Ext, lease *pull.Lease) {
 	r.PQ.RetryLater(msgs) // not in a listener call until they are consumed again; one more reconsume time
 	s.c.retriedLocally(r.Queue, len(msgs), reconsumeLaterDelay)
+	lease.Acquire(1)
 	s.c.sched.after(reconsumeLaterDelay, func() {
+		defer lease.Release()
 		if r.PQ.Dropped() {
 			return
 		}
 		// Those the consume timeout sent back meanwhile are gone from the cache.
 		if msgs := r.PQ.Cached(msgs); len(msgs) > 0 {
-			s.queue.pushBatches(r, msgs, s.c.cfg.consumeBatchMaxSize, false)
+			s.queue.pushBatches(r, msgs, s.c.cfg.consumeBatchMaxSize, false, lease)
 		}
 	})
 }

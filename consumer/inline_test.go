@@ -59,7 +59,7 @@ func TestIdleRunTakesTheReadLoopsTasksWithoutAWake(t *testing.T) {
 	q := newIdleQueue(20)
 	var got atomic.Int32
 	wg := startWorkers(t, q, 2, func(task) { got.Add(1) })
-	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(32), 1, true))
+	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(32), 1, true, nil))
 	require.True(t, q.deferred.Load(), "the wake is left to the idle run")
 	ran := idleRun(q, func(task) {})
 	require.Len(t, ran, 32)
@@ -86,8 +86,8 @@ func TestIdleRunLeavesTheRestToWorkers(t *testing.T) {
 	done.Add(3 * maxIdleRun)
 	wg := startWorkers(t, q, 2, func(task) { done.Done() })
 	a, b := &pull.Request{}, &pull.Request{}
-	require.True(t, q.pushBatches(a, msgsOf(2*maxIdleRun), 1, true))
-	require.True(t, q.pushBatches(b, msgsOf(maxIdleRun), 1, true))
+	require.True(t, q.pushBatches(a, msgsOf(2*maxIdleRun), 1, true, nil))
+	require.True(t, q.pushBatches(b, msgsOf(maxIdleRun), 1, true, nil))
 	ran := idleRun(q, func(task) { done.Done() })
 	require.Len(t, ran, maxIdleRun)
 	require.Equal(t, a, ran[0].req)
@@ -105,7 +105,7 @@ func TestIdleRunLeavesSlowTasksToWorkers(t *testing.T) {
 	var done sync.WaitGroup
 	done.Add(4)
 	wg := startWorkers(t, q, 4, func(task) { done.Done() })
-	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(4), 1, true))
+	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(4), 1, true, nil))
 	require.Empty(t, idleRun(q, func(task) { t.Error("an idle run ran a slow task") }))
 	done.Wait()
 	require.Equal(t, uint64(4), wakesOf(q), "a worker for each slow task")
@@ -146,7 +146,7 @@ func TestIdleRunsKeepTheLimit(t *testing.T) {
 		running.Add(-1)
 		done.Done()
 	})
-	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(1), 1, true))
+	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(1), 1, true, nil))
 	k, first, ok := beginIdle(q)
 	require.True(t, ok)
 	enter()
@@ -155,7 +155,7 @@ func TestIdleRunsKeepTheLimit(t *testing.T) {
 	q.mu.Lock()
 	q.avg = time.Millisecond
 	q.mu.Unlock()
-	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(1), 1, false))
+	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(1), 1, false, nil))
 	time.Sleep(20 * time.Millisecond) // the worker would run its task now if it could
 	require.Equal(t, int32(1), most.Load(), "a worker ran a task while the idle run ran one")
 	running.Add(-1)
@@ -175,9 +175,9 @@ func TestIdleRunsKeepTheLimit(t *testing.T) {
 	q = newIdleQueue(1)
 	var once sync.Once
 	wg = startWorkers(t, q, 1, func(task) { once.Do(func() { close(started); <-block }) })
-	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(1), 1, false))
+	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(1), 1, false, nil))
 	<-started
-	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(1), 1, true))
+	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(1), 1, true, nil))
 	require.Empty(t, idleRun(q, func(task) { t.Error("an idle run began at the limit") }))
 	close(block)
 	q.close()
@@ -192,7 +192,7 @@ func TestDeferredWakeWithoutIdleRunBackstop(t *testing.T) {
 	var done sync.WaitGroup
 	done.Add(1)
 	wg := startWorkers(t, q, 1, func(task) { done.Done() })
-	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(1), 1, true))
+	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(1), 1, true, nil))
 	done.Wait()
 	q.mu.Lock()
 	require.Zero(t, q.avg, "the average is not raised: the tasks were not slow")
@@ -206,7 +206,7 @@ func TestDeferredWakeWithoutIdleRunBackstop(t *testing.T) {
 func TestWaitIdleRuns(t *testing.T) {
 	q := newIdleQueue(20)
 	require.NoError(t, q.waitIdleRuns(context.Background()), "none in progress")
-	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(1), 1, true))
+	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(1), 1, true, nil))
 	k, _, ok := beginIdle(q)
 	require.True(t, ok)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
@@ -229,7 +229,7 @@ func TestIdleRunEndsAfterASlowCall(t *testing.T) {
 	var done sync.WaitGroup
 	done.Add(3)
 	wg := startWorkers(t, q, 1, func(task) { done.Done() })
-	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(4), 1, true))
+	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(4), 1, true, nil))
 	k, _, ok := beginIdle(q)
 	require.True(t, ok)
 	_, ok = q.nextIdle(k, 2*quickCall)
@@ -249,11 +249,11 @@ func TestBackstopFindsSlowCallsBesideDeferredWakes(t *testing.T) {
 	done.Add(1)
 	release := make(chan struct{})
 	wg := startWorkers(t, q, 1, func(task) { done.Done(); <-release }) // its own sample waits
-	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(1), 1, true))
+	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(1), 1, true, nil))
 	k, _, ok := beginIdle(q) // the call hangs
 	require.True(t, ok)
 	// Another pull's answer.
-	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(1), 1, true))
+	require.True(t, q.pushBatches(&pull.Request{}, msgsOf(1), 1, true, nil))
 	// The backstop wakes the worker.
 	done.Wait()
 	q.mu.Lock()

@@ -51,6 +51,8 @@ type ConcurrentlyListener interface {
 	// ConsumeConcurrently handles msgs (up to ConsumeMessageBatchMaxSize of one queue)
 	// and says which succeeded: all (ConsumeSuccess, with cc.AckIndex to keep only the
 	// first ones) or none (ReconsumeLater). ctx ends when the consumer shuts down.
+	// The messages are the listener's to keep, except their bodies with WithLentBodies:
+	// those are valid only until the call returns.
 	ConsumeConcurrently(ctx context.Context, msgs []*message.Ext, cc *ConcurrentlyContext) ConcurrentlyStatus
 }
 

@@ -41,6 +41,9 @@ func TestNewPushConsumerValidatesOptions(t *testing.T) {
 		{"read loop consume off", "g", []Option{ns, WithReadLoopConsume(0)}, ""},
 		{"read loop consume negative", "g", []Option{ns, WithReadLoopConsume(-time.Microsecond)}, "WithReadLoopConsume"},
 		{"read loop consume past the takeover", "g", []Option{ns, WithReadLoopConsume(2 * time.Millisecond)}, "WithReadLoopConsume"},
+		{"lent bodies", "g", []Option{ns, WithLentBodies()}, ""},
+		{"lent bodies broadcasting", "g", []Option{ns, WithLentBodies(), WithMessageModel(Broadcasting)}, ""},
+		{"lent bodies with pop", "g", []Option{ns, WithLentBodies(), WithClientRebalance(false)}, "WithLentBodies"},
 		{"client ip", "g", []Option{ns, WithClientIP("10.0.0.1@x")}, "WithClientIP"},
 		{"nil logger means none", "g", []Option{ns, WithLogger(nil)}, ""},
 		{"slog logger", "g", []Option{ns, WithLogger(logging.Slog(slog.Default()))}, ""},
@@ -136,6 +139,11 @@ func TestSubscribeAndRegisterRules(t *testing.T) {
 	require.NoError(t, c.RegisterListener(ConcurrentlyFunc(nil)))
 	require.Error(t, c.RegisterListener(ConcurrentlyFunc(nil)), "one listener per consumer")
 	require.NoError(t, c.Shutdown(context.Background()), "shutting down a consumer never started is a no-op")
+
+	lent, err := NewPushConsumer("g", WithNameServers("127.0.0.1:9876"), WithLentBodies())
+	require.NoError(t, err)
+	require.ErrorContains(t, lent.RegisterListener(OrderlyFunc(nil)), "WithLentBodies", "orderly does not lend")
+	require.NoError(t, lent.RegisterListener(ConcurrentlyFunc(nil)))
 }
 
 func TestClientID(t *testing.T) {

@@ -76,7 +76,7 @@ func (s *orderlyService) stop(ctx context.Context) error {
 
 // Dispatch starts a task for the queue when the ProcessQueue asks for one (no task owns
 // the queue yet); see pull.Dispatcher.
-func (s *orderlyService) Dispatch(r *pull.Request, _ []*message.Ext, dispatch bool) {
+func (s *orderlyService) Dispatch(r *pull.Request, _ []*message.Ext, dispatch bool, _ *pull.Lease) {
 	if dispatch {
 		s.queue.push(task{req: r})
 	}

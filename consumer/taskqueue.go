@@ -20,6 +20,9 @@ type task struct {
 	msgs   []*message.Ext
 	relock bool     // orderly: lock the queue first
 	pop    *popTask // POP: where msgs come from; nil otherwise
+	// lease holds msgs' bodies when they are lent (WithLentBodies): released once the
+	// call, its send-backs and the removal of msgs are over. nil otherwise.
+	lease *pull.Lease
 }
 
 // popTask is where a POP task's messages come from. The tasks of one popped batch share
@@ -194,16 +197,18 @@ func (q *taskQueue) onBackstop() {
 // when the queue is closed. With deferWake, the caller is a connection's read loop that
 // runs idle work (see inline.go): instead of waking a worker, the queue leaves the wake
 // to that loop's idle run, which comes as soon as the loop has handled the frames it has
-// read (the backstop wakes a worker if it does not come).
-func (q *taskQueue) pushBatches(req *pull.Request, msgs []*message.Ext, size int, deferWake bool) bool {
+// read (the backstop wakes a worker if it does not come). lease, when not nil, holds
+// msgs' bodies: each batch queued takes a reference, which consume releases.
+func (q *taskQueue) pushBatches(req *pull.Request, msgs []*message.Ext, size int, deferWake bool, lease *pull.Lease) bool {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
 		return false
 	}
+	lease.Acquire((len(msgs) + size - 1) / size)
 	for i := 0; i < len(msgs); i += size {
 		j := min(i+size, len(msgs))
-		q.pushLocked(task{req: req, msgs: msgs[i:j:j]})
+		q.pushLocked(task{req: req, msgs: msgs[i:j:j], lease: lease})
 	}
 	if deferWake {
 		q.deferred.Store(true)

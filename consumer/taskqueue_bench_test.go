@@ -26,7 +26,7 @@ func BenchmarkTaskQueue(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for n := 0; n < b.N; n += len(msgs) {
-		q.pushBatches(reqs[(n/32)%8], msgs, 1, false)
+		q.pushBatches(reqs[(n/32)%8], msgs, 1, false, nil)
 		for range msgs {
 			if _, ok := w.pop(); !ok {
 				b.Fatal("closed")

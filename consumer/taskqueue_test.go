@@ -18,7 +18,7 @@ func TestTaskQueueBatchesInOrderAndGrows(t *testing.T) {
 	for i := range msgs {
 		msgs[i] = &message.Ext{QueueOffset: int64(i)}
 	}
-	require.True(t, q.pushBatches(req, msgs, 7, false))
+	require.True(t, q.pushBatches(req, msgs, 7, false, nil))
 	require.Equal(t, 43, q.len())
 	w := q.worker()
 	next := int64(0)
@@ -49,7 +49,7 @@ func TestTaskQueueCloseWakesWorkers(t *testing.T) {
 	q.close()
 	wg.Wait()
 	require.False(t, q.push(task{}))
-	require.False(t, q.pushBatches(&pull.Request{}, []*message.Ext{{}}, 1, false))
+	require.False(t, q.pushBatches(&pull.Request{}, []*message.Ext{{}}, 1, false, nil))
 }
 
 // TestTaskQueueWakesAWorkerPerTask checks the wake-up chain: one push of a batch of
@@ -74,7 +74,7 @@ func requireAWorkerPerTask(t *testing.T, q *taskQueue, what string) {
 	for i := range msgs {
 		msgs[i] = &message.Ext{QueueOffset: int64(i)}
 	}
-	require.True(t, q.pushBatches(&pull.Request{}, msgs, 1, false))
+	require.True(t, q.pushBatches(&pull.Request{}, msgs, 1, false, nil))
 	done := make(chan struct{})
 	go func() { all.Wait(); close(done) }()
 	select {
@@ -95,8 +95,8 @@ func TestTaskQueueServesQueuesInTurn(t *testing.T) {
 	for i := range busy {
 		busy[i] = &message.Ext{QueueOffset: int64(i)}
 	}
-	require.True(t, q.pushBatches(main, busy, 1, false))
-	require.True(t, q.pushBatches(retry, []*message.Ext{{QueueOffset: 7}}, 1, false))
+	require.True(t, q.pushBatches(main, busy, 1, false, nil))
+	require.True(t, q.pushBatches(retry, []*message.Ext{{QueueOffset: 7}}, 1, false, nil))
 	w := q.worker()
 	first, _ := w.pop()
 	second, _ := w.pop()
@@ -112,7 +112,7 @@ func TestTaskQueueServesQueuesInTurn(t *testing.T) {
 	}
 	require.Empty(t, q.lanes, "empty lanes are retired")
 	require.Len(t, q.free, 2, "and kept for reuse")
-	require.True(t, q.pushBatches(retry, []*message.Ext{{QueueOffset: 8}}, 1, false))
+	require.True(t, q.pushBatches(retry, []*message.Ext{{QueueOffset: 8}}, 1, false, nil))
 	require.Len(t, q.free, 1, "a new lane reuses a retired one")
 }
 
@@ -155,7 +155,7 @@ func TestTaskQueueQuickTasksWakeOneWorker(t *testing.T) {
 	for i := range msgs {
 		msgs[i] = &message.Ext{QueueOffset: int64(i)}
 	}
-	require.True(t, q.pushBatches(&pull.Request{}, msgs, 1, false))
+	require.True(t, q.pushBatches(&pull.Request{}, msgs, 1, false, nil))
 	done.Wait()
 	q.mu.Lock()
 	wakes := q.wakes
@@ -187,7 +187,7 @@ func TestTaskQueueLearnsTaskTimes(t *testing.T) {
 	for i := range msgs {
 		msgs[i] = &message.Ext{}
 	}
-	require.True(t, q.pushBatches(&pull.Request{}, msgs, 1, false))
+	require.True(t, q.pushBatches(&pull.Request{}, msgs, 1, false, nil))
 	for range msgs {
 		_, ok := w.pop()
 		require.True(t, ok)
@@ -211,8 +211,8 @@ func TestTaskQueueMore(t *testing.T) {
 	for i := range msgs {
 		msgs[i] = &message.Ext{QueueOffset: int64(i)}
 	}
-	require.True(t, q.pushBatches(a, msgs, 1, false))
-	require.True(t, q.pushBatches(b, msgs[:3], 1, false))
+	require.True(t, q.pushBatches(a, msgs, 1, false, nil))
+	require.True(t, q.pushBatches(b, msgs[:3], 1, false, nil))
 	w := q.worker()
 	quickly := time.Microsecond
 

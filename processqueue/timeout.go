@@ -1,6 +1,7 @@
 package processqueue
 
 import (
+	"bytes"
 	"cmp"
 	"slices"
 	"time"
@@ -97,7 +98,9 @@ func (pq *ProcessQueue) clearLocked(msgs []*message.Ext) {
 // again just before acting on each message it picked earlier, as Java's cleanExpiredMsg
 // re-reads under the lock. The copy is taken under the lock RetryLater counts a retry
 // under; a message that left the call (a local retry) or the cache (consumed, sent back)
-// since the sweep picked it gives ok false.
+// since the sweep picked it gives ok false. The copy's Body is a copy too: a consumer
+// that lends bodies (WithLentBodies) reuses the original's memory once the listener
+// call removes the message, which it may do while the sweep sends the copy back.
 func (pq *ProcessQueue) InCall(msg *message.Ext) (copied message.Ext, ok bool) {
 	if msg == nil {
 		return message.Ext{}, false
@@ -108,7 +111,9 @@ func (pq *ProcessQueue) InCall(msg *message.Ext) (copied message.Ext, ok bool) {
 	if e == nil || e.msg != msg || !e.started {
 		return message.Ext{}, false
 	}
-	return *msg, true
+	copied = *msg
+	copied.Body = bytes.Clone(msg.Body)
+	return copied, true
 }
 
 // ConsumeStartTime returns the consume start time MarkConsumeStart recorded for the

@@ -110,6 +110,7 @@ func TestInCallAndRetryLater(t *testing.T) {
 	c, ok := pq.InCall(msgs[0])
 	require.True(t, ok)
 	require.Equal(t, *msgs[0], c)
+	require.NotSame(t, &msgs[0].Body[0], &c.Body[0], "the body is copied: a lent one is reused once removed")
 	_, ok = pq.InCall(msgsAt(1)[0])
 	require.False(t, ok, "another message at the same offset")
 

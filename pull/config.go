@@ -9,6 +9,7 @@ import (
 	"github.com/rmqpush/rmqpush/internal/protocol"
 	"github.com/rmqpush/rmqpush/message"
 	"github.com/rmqpush/rmqpush/offset"
+	"github.com/rmqpush/rmqpush/remoting"
 )
 
 // Delays before a request is pulled again: Java's effective values, and two of
@@ -36,7 +37,8 @@ type Broker interface {
 	// one was found.
 	FindBrokerAddr(brokerName string, brokerID int64, onlyThisBroker bool) (addr string, slave, found bool)
 	// PullAsync sends a pull; callback gets its result or error, on another goroutine.
-	PullAsync(addr string, h *protocol.PullMessageRequest, timeout time.Duration, callback func(*client.PullResult, error)) error
+	// bodies, when not nil, lends the buffer the answer's body is read into.
+	PullAsync(addr string, h *protocol.PullMessageRequest, timeout time.Duration, bodies remoting.BodySource, callback func(*client.PullResult, error)) error
 	// RequestRouteRefresh asks for the routes to be fetched again without waiting.
 	RequestRouteRefresh()
 	// HeartbeatSoon asks for a heartbeat to every broker without waiting.
@@ -45,11 +47,14 @@ type Broker interface {
 
 // Dispatcher receives what a pull cached: the consume service. Dispatch must not block.
 // msgs are the messages Put added to r.PQ (never a duplicate); dispatch is the
-// ProcessQueue's orderly "start a consume task" answer.
+// ProcessQueue's orderly "start a consume task" answer. lease is nil unless bodies are
+// lent (Config.LendBodies); then msgs' bodies are valid while it is held, and the
+// dispatcher Acquires a reference for each listener call it queues on them and Releases
+// it when the call, its send-backs and the removal of its messages are over (lend.go).
 type Dispatcher interface {
 	// Dispatch hands over what a pull of r cached. It runs on the read loop of the
 	// connection the pull's answer came on.
-	Dispatch(r *Request, msgs []*message.Ext, dispatch bool)
+	Dispatch(r *Request, msgs []*message.Ext, dispatch bool, lease *Lease)
 }
 
 // Subscriptions looks up the subscription of a topic.
@@ -93,6 +98,9 @@ type Config struct {
 	Orderly bool
 	// Clustering sends the commit offset with pulls (broadcasting keeps offsets locally).
 	Clustering bool
+	// LendBodies reads pull answers into reused buffers, lent to the Dispatcher's
+	// listener calls with a Lease (lend.go). Concurrent consumption only.
+	LendBodies bool
 
 	// Paused reports whether the consumer is suspended.
 	Paused func() bool
@@ -124,6 +132,8 @@ func (c *Config) check() error {
 		return errors.New("pull: BatchSize must be positive")
 	case c.SuspendTimeout <= 0 || c.CallTimeout <= c.SuspendTimeout:
 		return errors.New("pull: CallTimeout must exceed a positive SuspendTimeout")
+	case c.LendBodies && c.Orderly:
+		return errors.New("pull: LendBodies is for concurrent consumption only")
 	}
 	return nil
 }

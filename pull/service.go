@@ -22,6 +22,9 @@ type Service struct {
 	queue *requestQueue[*Request]
 	names client.Names // restores the topics listeners see
 
+	bodies *bodyPool           // with LendBodies: the answers' buffers (lend.go); else nil
+	src    remoting.BodySource // bodies as the pulls' BodySource, or nil
+
 	startOnce sync.Once
 	stopOnce  sync.Once
 	stopped   chan struct{} // closed by Stop
@@ -60,14 +63,19 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	setDefaults(&cfg.Logger, &cfg.Decoder, &cfg.Paused)
-	return &Service{
+	s := &Service{
 		cfg:     cfg,
 		log:     cfg.Logger,
 		names:   client.NewNames(client.Namespace(cfg.Namespace), cfg.Group),
 		queue:   newRequestQueue[*Request](),
 		stopped: make(chan struct{}),
 		done:    make(chan struct{}),
-	}, nil
+	}
+	if cfg.LendBodies {
+		s.bodies = &bodyPool{}
+		s.src = s.bodies
+	}
+	return s, nil
 }
 
 // Start launches the service's goroutine.
@@ -184,7 +192,7 @@ func (s *Service) pull(r *Request) {
 		r.onAnswer = func(res *client.PullResult, err error) { s.answer(r, res, err) }
 	}
 	s.inflight.Add(1)
-	err := s.cfg.Broker.PullAsync(addr, h, s.cfg.CallTimeout, r.onAnswer)
+	err := s.cfg.Broker.PullAsync(addr, h, s.cfg.CallTimeout, s.src, r.onAnswer)
 	if err == nil && !answered.IsZero() {
 		s.turnaround.record(sent.Sub(answered))
 	}
@@ -276,8 +284,16 @@ func (s *Service) onAnswer(r *Request, sub protocol.SubscriptionData, sent time.
 // found handles a FOUND answer: decode, filter, cache, dispatch, and pull again.
 func (s *Service) found(r *Request, sub protocol.SubscriptionData, sent time.Time, res *client.PullResult) {
 	// The body is the response's own (nothing else holds it): the messages may own it,
-	// their topics and properties pointing into it instead of into a copy.
-	msgs, err := s.cfg.Decoder.DecodeOwned(res.Body,
+	// their topics and properties pointing into it instead of into a copy. A lent body
+	// is the pool's again once its lease is released: only Body may point into it.
+	decode := s.cfg.Decoder.DecodeOwned
+	var lease *Lease // nil unless bodies are lent
+	if s.bodies != nil {
+		decode = s.cfg.Decoder.DecodeAllWith
+		lease = newLease(s.bodies, res.Body)
+		defer lease.Release() // the service's reference, after Dispatch took its own
+	}
+	msgs, err := decode(res.Body,
 		message.Property{Name: message.PropertyMinOffset, Value: strconv.FormatInt(res.MinOffset, 10)},
 		message.Property{Name: message.PropertyMaxOffset, Value: strconv.FormatInt(res.MaxOffset, 10)})
 	next := res.NextBeginOffset
@@ -312,7 +328,7 @@ func (s *Service) found(r *Request, sub protocol.SubscriptionData, sent time.Tim
 	} else {
 		s.pullNow(r)
 	}
-	s.cfg.Dispatcher.Dispatch(r, added, dispatch)
+	s.cfg.Dispatcher.Dispatch(r, added, dispatch, lease)
 }
 
 // pullNow sends r's next pull from the goroutine that handled its answer (a connection's

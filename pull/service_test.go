@@ -24,6 +24,7 @@ import (
 type pullCall struct {
 	addr string
 	h    protocol.PullMessageRequest
+	src  remoting.BodySource
 	cb   func(*client.PullResult, error)
 }
 
@@ -49,8 +50,8 @@ func (b *fakeBroker) FindBrokerAddr(_ string, id int64, _ bool) (string, bool, b
 	return a, false, ok
 }
 
-func (b *fakeBroker) PullAsync(addr string, h *protocol.PullMessageRequest, _ time.Duration, cb func(*client.PullResult, error)) error {
-	b.calls <- pullCall{addr: addr, h: *h, cb: cb}
+func (b *fakeBroker) PullAsync(addr string, h *protocol.PullMessageRequest, _ time.Duration, src remoting.BodySource, cb func(*client.PullResult, error)) error {
+	b.calls <- pullCall{addr: addr, h: *h, src: src, cb: cb}
 	return nil
 }
 
@@ -62,16 +63,20 @@ func (b *fakeBroker) RequestRouteRefresh() {
 	b.mu.Unlock()
 }
 
-// recorder is the Dispatcher.
+// recorder is the Dispatcher. It takes a reference to each lease it is given, as one
+// listener call would, and keeps the leases for the test to release.
 type recorder struct {
-	mu   sync.Mutex
-	got  []*message.Ext
-	seen chan struct{}
+	mu     sync.Mutex
+	got    []*message.Ext
+	leases []*Lease
+	seen   chan struct{}
 }
 
-func (d *recorder) Dispatch(_ *Request, msgs []*message.Ext, _ bool) {
+func (d *recorder) Dispatch(_ *Request, msgs []*message.Ext, _ bool, lease *Lease) {
+	lease.Acquire(1)
 	d.mu.Lock()
 	d.got = append(d.got, msgs...)
+	d.leases = append(d.leases, lease)
 	d.mu.Unlock()
 	d.seen <- struct{}{}
 }

@@ -159,7 +159,10 @@ type FrameReader struct {
 
 	// bodyFor, when set, may lend the buffer a body of n bytes is read into, once the
 	// header of its command is decoded: a buffer of length n, or nil to allocate one.
+	// lent is that buffer, with its capacity, while the body is read into part: part
+	// is it with the capacity clipped, so that fill reads no byte past the frame.
 	bodyFor func(cmd *Command, n int) []byte
+	lent    []byte
 }
 
 // frameChunk is the first allocation for a header or body larger than the read buffer;
@@ -187,7 +190,7 @@ func (fr *FrameReader) Read() (*Command, error) {
 	cmd, err := fr.read()
 	if err != nil && !isTimeout(err) {
 		fr.err = err
-		fr.part = nil
+		fr.part, fr.lent = nil, nil
 	}
 	return cmd, err
 }
@@ -235,7 +238,7 @@ func (fr *FrameReader) read() (*Command, error) {
 		fr.cmd = cmd
 		if fr.bodyFor != nil && fr.bl > 0 {
 			if b := fr.bodyFor(cmd, fr.bl); len(b) == fr.bl {
-				fr.part = b[:0:fr.bl] // fill reads into it and never grows it
+				fr.lent, fr.part = b, b[:0:fr.bl] // fill reads into it and never grows it
 			}
 		}
 	}
@@ -244,9 +247,12 @@ func (fr *FrameReader) read() (*Command, error) {
 			return nil, err
 		}
 		fr.cmd.Body = fr.part
+		if fr.lent != nil {
+			fr.cmd.Body = fr.lent // the lender's buffer as it was lent, capacity and all
+		}
 	}
 	cmd := fr.cmd
-	fr.inFrame, fr.cmd, fr.part = false, nil, nil
+	fr.inFrame, fr.cmd, fr.part, fr.lent = false, nil, nil, nil
 	return cmd, nil
 }
 

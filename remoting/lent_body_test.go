@@ -66,6 +66,7 @@ func TestInvokeAsyncIntoReadsTheBodyIntoTheLentBuffer(t *testing.T) {
 			}
 			require.Len(t, src.lent, 1)
 			require.Same(t, &src.lent[0][0], &resp.Body[0], "the body is the lent buffer")
+			require.Equal(t, cap(src.lent[0]), cap(resp.Body), "with the capacity it was lent with")
 		})
 	}
 }

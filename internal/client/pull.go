@@ -48,13 +48,14 @@ type PullResult struct {
 // PullAsync sends a PULL_MESSAGE to addr without waiting: callback gets the result, or an
 // error (a *protocol.BrokerError for any other response code, e.g. FLOW_CONTROL, or the
 // transport's error). The callback runs on a connection's read loop or a timer and must
-// not block. If PullAsync returns an error the callback is not called.
-func (i *Instance) PullAsync(addr string, h *protocol.PullMessageRequest, timeout time.Duration, callback func(*PullResult, error)) error {
+// not block. If PullAsync returns an error the callback is not called. bodies, when not
+// nil, lends the buffer the answer's body is read into (remoting.BodySource).
+func (i *Instance) PullAsync(addr string, h *protocol.PullMessageRequest, timeout time.Duration, bodies remoting.BodySource, callback func(*PullResult, error)) error {
 	if i.closed() {
 		return ErrClosed
 	}
 	req := remoting.NewRequest(protocol.RequestPullMessage, h.Encode(), nil)
-	return i.rc.InvokeAsync(addr, req, timeout, func(resp *remoting.Command, err error) {
+	return i.rc.InvokeAsyncInto(addr, req, timeout, bodies, func(resp *remoting.Command, err error) {
 		if err != nil {
 			callback(nil, fmt.Errorf("client: pull %s:%d at %d from %s: %w", h.Topic, h.QueueID, h.QueueOffset, addr, err))
 			return

@@ -12,6 +12,7 @@ const (
 	binFake    = "fakebroker"
 	binRMQPush = "benchrmqpush"
 	binPop     = "benchpop"
+	binLent    = "benchlent"
 	binPeer    = "benchpeer"
 	binRaw     = "benchraw"
 	binBurn    = "benchburn"
@@ -21,6 +22,7 @@ var buildPackages = []string{
 	"github.com/rmqpush/rmqpush/test/fakebroker/cmd/fakebroker",
 	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchrmqpush",
 	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchpop",
+	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchlent",
 	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchpeer",
 	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchraw",
 	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchburn",
@@ -49,6 +51,8 @@ func (r *runner) workerBin(client string) string {
 		return filepath.Join(dir, binRMQPush)
 	case clientPop:
 		return filepath.Join(dir, binPop)
+	case clientLent:
+		return filepath.Join(dir, binLent)
 	case "peer":
 		return filepath.Join(dir, binPeer)
 	default:

@@ -1,0 +1,157 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rmqpush/rmqpush/consumer"
+	"github.com/rmqpush/rmqpush/internal/protocol"
+	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/test/fakebroker"
+)
+
+// lentBody is the body of message i: about 1 KiB of bytes that differ from every other
+// message's, so that a body read from a buffer reused too soon shows as another's.
+func lentBody(i int) []byte {
+	b := fmt.Appendf(nil, "lent-%d-", i)
+	for len(b) < 1000+i%50 {
+		b = append(b, byte('a'+(i+len(b))%26))
+	}
+	return b
+}
+
+// produceLent produces messages from to to of topic with lentBody bodies, their index in
+// property "i".
+func produceLent(t *testing.T, c *fakebroker.Cluster, topic string, from, to int) {
+	t.Helper()
+	var msgs []*message.Message
+	for i := from; i < to; i++ {
+		m := &message.Message{Topic: topic, Body: lentBody(i)}
+		m.Properties.Set("i", strconv.Itoa(i))
+		msgs = append(msgs, m)
+	}
+	for len(msgs) > 0 {
+		n := min(256, len(msgs))
+		_, err := c.Produce(topic, msgs[:n]...)
+		require.NoError(t, err)
+		msgs = msgs[n:]
+	}
+}
+
+// bodyChecker checks that every body a listener sees is its message's, when the call
+// begins and again as it ends, after the goroutine let others run: a buffer lent to
+// another answer while the call runs shows as a difference.
+type bodyChecker struct {
+	bad atomic.Int64
+	msg atomic.Pointer[string] // the first difference
+}
+
+// check checks msgs, yielding in between; call it from the listener.
+func (b *bodyChecker) check(msgs []*message.Ext) {
+	b.checkNow(msgs)
+	runtime.Gosched()
+	time.Sleep(time.Duration(len(msgs)%3) * 50 * time.Microsecond)
+	b.checkNow(msgs)
+}
+
+func (b *bodyChecker) checkNow(msgs []*message.Ext) {
+	for _, m := range msgs {
+		i, err := strconv.Atoi(m.Property("i"))
+		if err == nil && bytes.Equal(m.Body, lentBody(i)) {
+			continue
+		}
+		if b.bad.Add(1) == 1 {
+			s := fmt.Sprintf("message %q at offset %d: body %.40q", m.Property("i"), m.QueueOffset, m.Body)
+			b.msg.Store(&s)
+		}
+	}
+}
+
+func (b *bodyChecker) requireClean(t *testing.T) {
+	t.Helper()
+	if n := b.bad.Load(); n > 0 {
+		t.Fatalf("%d bodies changed under their listener call; the first: %s", n, *b.msg.Load())
+	}
+}
+
+// With WithLentBodies every body is intact for the length of its listener call, on the
+// read loops and on the workers, through send-backs and redeliveries from the retry
+// topic; every message is consumed and the offsets reach the end.
+func TestLentBodiesConsumeAll(t *testing.T) {
+	for _, readLoop := range []time.Duration{time.Millisecond, 0} {
+		t.Run(fmt.Sprintf("readloop %v", readLoop), func(t *testing.T) {
+			c := newCluster(t, fakebroker.WithTopic("t", 8), fastDelays())
+			const n = 4000
+			produceLent(t, c, "t", 0, n)
+			var bodies bodyChecker
+			seen := newTally()
+			var failed atomic.Int64
+			pc := startConsumer(t, "g", "t", consumer.All(), fastOptions(c, consumer.WithLentBodies(),
+				consumer.WithReadLoopConsume(readLoop), consumer.WithConsumeMessageBatchMaxSize(4)),
+				func(_ context.Context, msgs []*message.Ext, cc *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
+					bodies.check(msgs)
+					seen.add(msgs)
+					// Every 97th message fails on its first delivery, with those after
+					// it in its call: sent back, and consumed again from the retry topic.
+					for k, m := range msgs {
+						if i, _ := strconv.Atoi(m.Property("i")); i%97 == 0 && m.ReconsumeTimes == 0 {
+							failed.Add(1)
+							cc.AckIndex = k - 1
+							return consumer.ConsumeSuccess
+						}
+					}
+					return consumer.ConsumeSuccess
+				})
+			defer shutdown(t, pc)
+			waitFor(t, 60*time.Second, "every message", func() bool { return seen.distinct() == n || bodies.bad.Load() > 0 })
+			bodies.requireClean(t)
+			require.Positive(t, failed.Load())
+			waitOffsetsAtEnd(t, c.Brokers()[0], "g", "t", 8)
+		})
+	}
+}
+
+// A message whose send-back and fallback both fail is consumed again locally 5 s later
+// with its body intact, although answers pulled meanwhile reuse the pool's buffers.
+func TestLentBodyKeptForALocalRetry(t *testing.T) {
+	c := newCluster(t, fakebroker.WithTopic("t", 1), fastDelays())
+	b := c.Brokers()[0]
+	_, err := b.Inject(fakebroker.Fault{Code: protocol.RequestConsumerSendMsgBack, Fail: protocol.ResponseSystemError})
+	require.NoError(t, err)
+	_, err = b.Inject(fakebroker.Fault{Code: protocol.RequestSendMessageV2, Fail: protocol.ResponseSystemError})
+	require.NoError(t, err)
+	produceLent(t, c, "t", 0, 5)
+	var bodies bodyChecker
+	var retried atomic.Bool
+	seen := newTally()
+	pc := startConsumer(t, "g", "t", consumer.All(), fastOptions(c, consumer.WithLentBodies()),
+		func(_ context.Context, msgs []*message.Ext, _ *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
+			bodies.check(msgs)
+			seen.add(msgs)
+			if msgs[0].Property("i") == "2" {
+				if msgs[0].ReconsumeTimes == 0 {
+					return consumer.ReconsumeLater
+				}
+				retried.Store(true)
+			}
+			return consumer.ConsumeSuccess
+		})
+	defer shutdown(t, pc)
+	waitFor(t, 10*time.Second, "the first five", func() bool { return seen.distinct() == 5 })
+	// Small answers while the message waits: each read into a buffer of the same size
+	// class as the first answer's, the one its body is in.
+	for k := 5; !retried.Load() && bodies.bad.Load() == 0; k += 5 {
+		require.Less(t, k, 2000, "no local retry")
+		produceLent(t, c, "t", k, k+5)
+		time.Sleep(50 * time.Millisecond)
+	}
+	bodies.requireClean(t)
+}
