@@ -65,6 +65,24 @@ func BenchmarkDecodeOwned(b *testing.B) {
 	}
 }
 
+// BenchmarkDecodeLent is BenchmarkDecodeOwned as the pull path decodes a lent body
+// (WithLentBodies): strings copied into one allocation, the extra properties a shared
+// tail.
+func BenchmarkDecodeLent(b *testing.B) {
+	for _, size := range []int{128, 1024} {
+		b.Run(fmt.Sprintf("32x%dB", size), func(b *testing.B) {
+			body := pullBody(b, 32, size, false, 0)
+			var d Decoder
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := d.DecodeLent(body, Property{PropertyMinOffset, "0"}, Property{PropertyMaxOffset, "1032"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkAppendStoreRecord encodes 32 records of 1 KiB into a reused buffer.
 func BenchmarkAppendStoreRecord(b *testing.B) {
 	msgs, err := DecodeAll(pullBody(b, 32, 1024, false, 0))

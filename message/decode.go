@@ -54,10 +54,11 @@ type strSpan struct {
 // keeping what it decompressed for the filling pass. Last, the topics and properties
 // are copied into one string and every message pointed at its part of it.
 //
-// With owned set (DecodeOwned), topics and properties point into body instead, and a
+// With modeOwned (DecodeOwned), topics and properties point into body instead, and a
 // copy of the extra properties is their shared tail: three allocations too, and no
-// copy of the strings.
-func (d *Decoder) decode(body []byte, extra []Property, owned bool) ([]*Ext, error) {
+// copy of the strings. With modeLent (DecodeLent), they point into one copy of their
+// bytes, with the shared tail: four allocations.
+func (d *Decoder) decode(body []byte, extra []Property, mode decodeMode) ([]*Ext, error) {
 	st := decodeState{max: d.maxDecodedSize()}
 	st.left = st.max
 	n, inner := scan(body)
@@ -86,7 +87,10 @@ func (d *Decoder) decode(body []byte, extra []Property, owned bool) ([]*Ext, err
 		err = ferr // after a checking pass, filling cannot fail: this would be a bug
 	}
 	n = len(spans)
-	if owned {
+	if mode != modeCopy {
+		if mode == modeLent {
+			copySpans(spans) // body is only lent: the strings must not point into it
+		}
 		var tail []Property
 		if len(extra) > 0 {
 			tail = append(make([]Property, 0, len(extra)), extra...) // extra does not escape
@@ -126,6 +130,43 @@ func (d *Decoder) decode(body []byte, extra []Property, owned bool) ([]*Ext, err
 		exts[i].Properties = PropertiesFromWire(str[sp.propsOff : sp.propsOff+sp.propsLen])
 	}
 	return ptrs[:n:n], err
+}
+
+// decodeMode is where a decode's topics and properties live.
+type decodeMode uint8
+
+const (
+	modeCopy  decodeMode = iota // one new string, extra joined into each message's properties
+	modeOwned                   // in body, extra a shared tail (DecodeOwned)
+	modeLent                    // in one copy of their bytes, extra a shared tail (DecodeLent)
+)
+
+// copySpans copies the topics (once per run of records with the same topic) and
+// properties the spans point to into one new allocation and points the spans at the
+// copy, which nothing changes afterwards.
+func copySpans(spans []strSpan) {
+	size := 0
+	for i := range spans {
+		sp := &spans[i]
+		if sp.newTopic = i == 0 || !bytes.Equal(sp.topic, spans[i-1].topic); sp.newTopic {
+			size += len(sp.topic)
+		}
+		size += len(sp.props)
+	}
+	own := make([]byte, 0, size)
+	var topic []byte
+	for i := range spans {
+		sp := &spans[i]
+		if sp.newTopic {
+			at := len(own)
+			own = append(own, sp.topic...)
+			topic = own[at:len(own):len(own)]
+		}
+		sp.topic = topic
+		at := len(own)
+		own = append(own, sp.props...)
+		sp.props = own[at:len(own):len(own)]
+	}
 }
 
 // setOwnedStrings gives each message the topic and wire-form properties of its span as

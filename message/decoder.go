@@ -39,7 +39,7 @@ type Decoder struct {
 // (also CONSUME_MESSAGE_DIRECTLY, VIEW_MESSAGE_BY_ID and QUERY_MESSAGE bodies), with the
 // default options of a zero Decoder. See (*Decoder).DecodeAll.
 func DecodeAll(body []byte) ([]*Ext, error) {
-	return (*Decoder)(nil).decode(body, nil, false)
+	return (*Decoder)(nil).decode(body, nil, modeCopy)
 }
 
 // DecodeAll decodes a body of zero or more store records back to back, following Java's
@@ -74,7 +74,7 @@ func DecodeAll(body []byte) ([]*Ext, error) {
 // DecodeAll returns the messages before it and a *DecodeError naming its offset in body
 // and the field at fault. It never panics.
 func (d *Decoder) DecodeAll(body []byte) ([]*Ext, error) {
-	return d.decode(body, nil, false)
+	return d.decode(body, nil, modeCopy)
 }
 
 // DecodeAllWith is DecodeAll, appending the extra properties to every message's
@@ -88,7 +88,7 @@ func (d *Decoder) DecodeAllWith(body []byte, extra ...Property) ([]*Ext, error) 
 			return nil, err
 		}
 	}
-	return d.decode(body, extra, false)
+	return d.decode(body, extra, modeCopy)
 }
 
 // DecodeOwned is DecodeAllWith for a caller that hands body over to the messages for
@@ -109,7 +109,23 @@ func (d *Decoder) DecodeOwned(body []byte, extra ...Property) ([]*Ext, error) {
 			return nil, err
 		}
 	}
-	return d.decode(body, extra, true)
+	return d.decode(body, extra, modeOwned)
+}
+
+// DecodeLent is DecodeOwned for a caller that lends body to the messages' bodies only:
+// it reuses body's memory once it is done with them, as the pull service does for a
+// consumer with WithLentBodies. The bodies point into body (or into the decompressed
+// bytes), as always; the topics and properties are copied out of it into one new
+// allocation, so every field but Body stays valid after body is reused; the extra
+// properties are a shared tail, as with DecodeOwned (no copy of them per message, as
+// DecodeAllWith makes). Decoding an uncompressed body costs four allocations.
+func (d *Decoder) DecodeLent(body []byte, extra ...Property) ([]*Ext, error) {
+	for _, kv := range extra {
+		if err := checkProperty(kv.Name, kv.Value); err != nil {
+			return nil, err
+		}
+	}
+	return d.decode(body, extra, modeLent)
 }
 
 func (d *Decoder) maxDecodedSize() int {

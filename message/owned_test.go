@@ -39,17 +39,37 @@ func viewOf(p *Properties) propsView {
 	return v
 }
 
-// requireSameDecoding checks that DecodeOwned, on a copy of body, gives what
-// DecodeAllWith gives: same messages, same errors, same properties as any reader sees
-// them.
+// requireSameDecoding checks that DecodeOwned and DecodeLent, each on a copy of body,
+// give what DecodeAllWith gives: same messages, same errors, same properties as any
+// reader sees them; DecodeLent's messages all but their bodies also once their copy of
+// body was overwritten, as a reused buffer is.
 func requireSameDecoding(t *testing.T, d *Decoder, body []byte, extra ...Property) {
 	t.Helper()
 	want, werr := d.DecodeAllWith(body, extra...)
 	got, gerr := d.DecodeOwned(bytes.Clone(body), extra...)
+	requireSameMessages(t, want, werr, got, gerr, true)
+
+	lentBody := bytes.Clone(body)
+	lent, lerr := d.DecodeLent(lentBody, extra...)
+	requireSameMessages(t, want, werr, lent, lerr, true)
+	for i := range lentBody {
+		lentBody[i] = ^lentBody[i] // the buffer reused for the next answer
+	}
+	requireSameMessages(t, want, werr, lent, lerr, false)
+}
+
+// requireSameMessages checks got against want, message by message, with their bodies
+// when bodies is set.
+func requireSameMessages(t *testing.T, want []*Ext, werr error, got []*Ext, gerr error, bodies bool) {
+	t.Helper()
 	require.Equal(t, fmt.Sprint(werr), fmt.Sprint(gerr), "errors")
 	require.Len(t, got, len(want))
 	for i := range want {
-		require.Equal(t, fieldsOf(want[i]), fieldsOf(got[i]), "message %d", i)
+		w, g := fieldsOf(want[i]), fieldsOf(got[i])
+		if !bodies {
+			w.Body, g.Body = nil, nil
+		}
+		require.Equal(t, w, g, "message %d", i)
 		require.Equal(t, viewOf(&want[i].Properties), viewOf(&got[i].Properties), "message %d properties", i)
 		require.Equal(t, want[i].MsgID(), got[i].MsgID(), "message %d id", i)
 	}
@@ -140,6 +160,38 @@ func TestDecodeOwnedAllocations(t *testing.T) {
 		}
 	})
 	require.LessOrEqual(t, allocs, 3.0)
+}
+
+// TestDecodeLentLayout: bodies point into the body, topics and properties into one
+// copy outside it, and every message shares one tail of extra properties.
+func TestDecodeLentLayout(t *testing.T) {
+	body := pullBody(t, 40, 100, false, 0)
+	var d Decoder
+	msgs, err := d.DecodeLent(body, pullExtra...)
+	require.NoError(t, err)
+	require.Len(t, msgs, 40)
+	for i, m := range msgs {
+		require.True(t, within(m.Body, body), "body %d in the body", i)
+		require.False(t, overlaps(unsafe.Slice(unsafe.StringData(m.Topic), len(m.Topic)), body), "topic %d out of the body", i)
+		raw := m.Properties.raw
+		require.False(t, overlaps(unsafe.Slice(unsafe.StringData(raw), len(raw)), body), "properties %d out of the body", i)
+		require.Same(t, &msgs[0].Properties.pairs[0], &m.Properties.pairs[0], "one shared tail")
+		require.Equal(t, unsafe.StringData(msgs[0].Topic), unsafe.StringData(m.Topic), "one copy of a run's topic")
+	}
+}
+
+func TestDecodeLentAllocations(t *testing.T) {
+	body := pullBody(t, 32, 1024, false, 0)
+	var d Decoder
+	allocs := testing.AllocsPerRun(50, func() {
+		msgs, err := d.DecodeLent(body, Property{PropertyMinOffset, "0"}, Property{PropertyMaxOffset, "1032"})
+		if err != nil || len(msgs) != 32 {
+			panic(fmt.Sprint("decode failed: ", err))
+		}
+	})
+	require.LessOrEqual(t, allocs, 4.0)
+	_, err := d.DecodeLent(body, Property{"MIN_OFFSET", "1\x022"})
+	require.ErrorContains(t, err, "contains a separator byte")
 }
 
 func TestDecodeOwnedRejects(t *testing.T) {

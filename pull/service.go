@@ -289,7 +289,7 @@ func (s *Service) found(r *Request, sub protocol.SubscriptionData, sent time.Tim
 	decode := s.cfg.Decoder.DecodeOwned
 	var lease *Lease // nil unless bodies are lent
 	if s.bodies != nil {
-		decode = s.cfg.Decoder.DecodeAllWith
+		decode = s.cfg.Decoder.DecodeLent
 		lease = newLease(s.bodies, res.Body)
 		defer lease.Release() // the service's reference, after Dispatch took its own
 	}
