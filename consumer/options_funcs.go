@@ -86,10 +86,10 @@ func WithReadLoopConsume(maxAvg time.Duration) Option {
 // field, Topic and properties included, stays valid for as long as it is kept.
 //
 // It saves allocating, zeroing and collecting the pulled bytes, which grows with the
-// message size: for 1 KiB messages about a quarter of the consumer's CPU per message
-// (the README's "Lent bodies" has the measurements). For concurrent listeners with
-// pull consumption: RegisterListener refuses an OrderlyListener, and NewPushConsumer
-// refuses it with POP (WithClientRebalance(false)). Default off.
+// message size: for 1 KiB messages up to a quarter of the consumer's CPU per message,
+// for 128 B nothing (the README's "Lent bodies" has the measurements). For concurrent
+// listeners with pull consumption: RegisterListener refuses an OrderlyListener, and
+// NewPushConsumer refuses it with POP (WithClientRebalance(false)). Default off.
 func WithLentBodies() Option { return func(c *cfg) { c.lentBodies = true } }
 
 // WithConsumeMessageBatchMaxSize sets the most messages one listener call gets. Default
