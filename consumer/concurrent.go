@@ -357,8 +357,10 @@ func (s *concurrentService) expire(r *pull.Request, now time.Time) {
 	select {
 	case s.sweep <- task{req: r, msgs: expired}:
 		// Stamped after the hand-over: one the sweeper already removed is not cached,
-		// and the stamp skips it; one it could not send back is tried a timeout later.
-		r.PQ.MarkConsumeStart(expired, now)
+		// and the stamp skips it, as it skips one whose call ended meanwhile (a lent
+		// body may then be released); one it could not send back is tried a timeout
+		// later.
+		r.PQ.RestampConsumeStart(expired, now)
 	default:
 	}
 }
@@ -393,6 +395,9 @@ func (s *concurrentService) sendBackExpired(t task) {
 		case <-s.sweepStop:
 			return
 		default:
+		}
+		if pq.Dropped() {
+			return // its next owner consumes what is left, as Java's sweep sees only the queues held
 		}
 		// A copy, taken as the message is found still in its call: the worker may count a
 		// local retry on the message itself meanwhile (reconsumeLater).

@@ -207,7 +207,7 @@ func (c *PushConsumer) RegisterListener(l any) error {
 	default:
 		return fmt.Errorf("consumer: RegisterListener: %T is neither a ConcurrentlyListener nor an OrderlyListener", l)
 	}
-	if _, orderly := l.(OrderlyListener); orderly && c.cfg.lentBodies {
+	if orderlyListener(l) && c.cfg.lentBodies {
 		return optionError("WithLentBodies", "orderly consumption (an OrderlyListener) does not lend bodies")
 	}
 	c.mu.Lock()
@@ -284,7 +284,7 @@ func (c *PushConsumer) maxReconsumeTimes() int32 {
 	if c.cfg.maxReconsumeTimes >= 0 {
 		return int32(c.cfg.maxReconsumeTimes)
 	}
-	if _, orderly := c.listener.(OrderlyListener); orderly {
+	if orderlyListener(c.listener) {
 		return int32(^uint32(0) >> 1) // unlimited, as Java's Integer.MAX_VALUE
 	}
 	return defaultMaxReconsumeConcurrently

@@ -10,8 +10,9 @@ import "github.com/rmqpush/rmqpush/message"
 // Filter runs on a connection's read loop for every pulled message, with m's topic as
 // the listener would see it (the original topic of a retry, no namespace; Java's hook
 // sees the topic on the wire): it must be quick, must not block, and must not keep m
-// beyond the call unless it returns true. A filter that panics is a bug in the filter
-// and is not recovered.
+// beyond the call unless it returns true (with WithLentBodies, m's body only until the
+// listener call that gets m returns). A filter that panics is a bug in the filter and
+// is not recovered.
 type MessageFilter interface {
 	// Filter reports whether the listener should get m, pulled from q.
 	Filter(q message.Queue, m *message.Ext) bool

@@ -231,7 +231,7 @@ func (c *PushConsumer) buildServices() error {
 		c.service = newOrderlyService(c, l)
 	}
 	clustering := c.cfg.model == Clustering
-	_, orderly := c.listener.(OrderlyListener)
+	orderly := orderlyListener(c.listener) // as the switch above decided
 	var err error
 	c.puller, err = pull.New(pull.Config{
 		Group:            c.group,

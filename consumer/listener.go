@@ -106,6 +106,14 @@ type OrderlyListener interface {
 	ConsumeOrderly(ctx context.Context, msgs []*message.Ext, oc *OrderlyContext) OrderlyStatus
 }
 
+// orderlyListener reports whether l is consumed in order: an OrderlyListener that is
+// not a ConcurrentlyListener too (one that is both is consumed concurrently).
+func orderlyListener(l any) bool {
+	_, concurrent := l.(ConcurrentlyListener)
+	_, orderly := l.(OrderlyListener)
+	return orderly && !concurrent
+}
+
 // OrderlyFunc adapts a function to an OrderlyListener.
 type OrderlyFunc func(ctx context.Context, msgs []*message.Ext, oc *OrderlyContext) OrderlyStatus
 

@@ -78,7 +78,7 @@ func (h instanceHooks) RunningInfo() *protocol.ConsumerRunningInfo {
 // consumer. Where Java prints an object (listener, strategy, offset store, logger) the
 // value names the Go one. instanceName and clientIP are rmqpush's own additions.
 func (c *PushConsumer) runningProperties() map[string]string {
-	_, orderly := c.listener.(OrderlyListener)
+	orderly := orderlyListener(c.listener)
 	ts := c.cfg.consumeTimestamp
 	if ts.IsZero() {
 		ts = c.startTime.Add(-30 * time.Minute)

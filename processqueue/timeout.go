@@ -41,6 +41,27 @@ func (pq *ProcessQueue) MarkConsumeStart(msgs []*message.Ext, now time.Time) {
 	pq.markLocked(msgs, start)
 }
 
+// RestampConsumeStart is MarkConsumeStart for the messages of msgs still in the listener
+// call they were stamped for: still cached as themselves and still stamped. The consume
+// timeout check restamps what it hands to its sweeper so that the next check does not
+// hand it over again; a message whose call ended meanwhile (consumed, or kept for a
+// local retry) must not be stamped as if it were in one, for the sweeper sends back only
+// messages in a call (see InCall).
+func (pq *ProcessQueue) RestampConsumeStart(msgs []*message.Ext, now time.Time) {
+	start := pq.since(now)
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	for _, m := range msgs {
+		if m == nil {
+			continue
+		}
+		if e := pq.cache.Get(m.QueueOffset); e != nil && e.msg == m && e.started {
+			pq.unlinkStarted(e)
+			pq.linkStarted(e, start)
+		}
+	}
+}
+
 // markLocked stamps msgs still cached with start; pq.mu is held.
 func (pq *ProcessQueue) markLocked(msgs []*message.Ext, start int64) {
 	for _, m := range msgs {

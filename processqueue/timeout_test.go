@@ -154,3 +154,25 @@ func TestInCallCopiesUnderTheRetryLock(t *testing.T) {
 	}
 	require.Equal(t, int32(1000), msgs[0].ReconsumeTimes)
 }
+
+// RestampConsumeStart stamps again only what is still in its call: a message kept for a
+// local retry, or removed, or another message at its offset, is left unstamped, so the
+// sweeper's InCall finds it out of any call.
+func TestRestampConsumeStartOnlyInCall(t *testing.T) {
+	pq := New(t0)
+	msgs := msgsAt(1, 2, 3)
+	pq.Put(msgs, -1)
+	pq.MarkConsumeStart(msgs, t0)
+	pq.RetryLater(msgs[:1]) // its call ended: waits for a local retry
+	pq.Remove(msgs[1:2])    // consumed
+	later := t0.Add(time.Minute)
+	pq.RestampConsumeStart(append(msgs, msgsAt(3)[0]), later)
+
+	_, ok := pq.InCall(msgs[0])
+	require.False(t, ok, "a message waiting for its local retry is not put back in a call")
+	require.True(t, pq.Contains(msgs[0]))
+	start, ok := pq.ConsumeStartTime(3)
+	require.True(t, ok)
+	require.True(t, start.Equal(later), "the message still in its call is restamped")
+	require.Equal(t, []int64{3}, offsetsOf(pq.Expired(later.Add(time.Hour), time.Minute, 16)))
+}

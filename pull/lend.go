@@ -106,10 +106,11 @@ func newLease(pool *bodyPool, buf []byte) *Lease {
 }
 
 // Acquire adds n references, for n holders of the messages to come (listener calls
-// queued). The caller holds a reference itself, so the count cannot reach zero meanwhile.
+// queued). The caller holds a reference itself, so the count cannot reach zero meanwhile;
+// acquiring on a lease already returned to the pool is a bug, and panics.
 func (l *Lease) Acquire(n int) {
-	if l != nil {
-		l.refs.Add(int32(n))
+	if l != nil && l.refs.Add(int32(n)) <= int32(n) {
+		panic("pull: Lease acquired after its buffer went back to the pool")
 	}
 }
 

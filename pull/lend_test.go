@@ -66,6 +66,9 @@ func TestLeaseReturnsItsBufferOnTheLastRelease(t *testing.T) {
 	l.Release()
 	require.Equal(t, bodyClassMin, p.freeBytes)
 	require.Panics(t, l.Release, "released more often than acquired")
+	spent := newLease(&p, p.Body(100))
+	spent.Release()
+	require.Panics(t, func() { spent.Acquire(1) }, "acquired once its buffer went back")
 
 	var none *Lease // bodies not lent
 	none.Acquire(3)

@@ -138,8 +138,10 @@ func DecodeFrame(frame []byte) (*Command, error) {
 // memory it holds for a frame grows with the bytes that actually arrived (in steps that
 // at most double it), never to the length the frame announces before its bytes are
 // there: a peer announcing 16 MiB and sending nothing costs nothing. The body of each
-// command is its own allocation, which the caller may keep; headers are decoded from the
-// buffer. A FrameReader is not safe for concurrent use.
+// command is its own allocation, which the caller may keep (a connection's read loop
+// may instead read a response's body into a buffer the call's BodySource lends, of the
+// announced size: see InvokeAsyncInto); headers are decoded from the buffer. A
+// FrameReader is not safe for concurrent use.
 //
 // After an error Read returns the same error forever (a stream cannot be
 // resynchronised after a bad frame), except a timeout of the underlying reader (a read

@@ -174,3 +174,18 @@ func TestFrameReaderLentBodyResumesAfterTimeouts(t *testing.T) {
 	_, err = fr.Read()
 	require.True(t, errors.Is(err, io.EOF))
 }
+
+// A stream that ends inside a lent body is an error like any other, and the reader
+// lets go of the lent buffer.
+func TestFrameReaderLentBodyCutShort(t *testing.T) {
+	frame, err := EncodeFrame(nil, &Command{Opaque: 3, Flag: FlagResponse, Body: make([]byte, 5000)})
+	require.NoError(t, err)
+	fr := NewFrameReader(bytes.NewReader(frame[:len(frame)-10]), 0)
+	asked := 0
+	fr.bodyFor = func(_ *Command, n int) []byte { asked++; return make([]byte, n) }
+	_, err = fr.Read()
+	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	require.Equal(t, 1, asked)
+	require.Nil(t, fr.lent, "the lent buffer is let go")
+	require.Nil(t, fr.part)
+}

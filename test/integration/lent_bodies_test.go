@@ -84,18 +84,33 @@ func (b *bodyChecker) requireClean(t *testing.T) {
 
 // With WithLentBodies every body is intact for the length of its listener call, on the
 // read loops and on the workers, through send-backs and redeliveries from the retry
-// topic; every message is consumed and the offsets reach the end.
+// topic; every message is consumed and the offsets reach the end. With the broker
+// refusing CONSUMER_SEND_MSG_BACK, the fallback sends the failed messages' bodies to the
+// retry topic itself, from the worker, after the call: what reached the retry topic must
+// be those bodies.
 func TestLentBodiesConsumeAll(t *testing.T) {
-	for _, readLoop := range []time.Duration{time.Millisecond, 0} {
-		t.Run(fmt.Sprintf("readloop %v", readLoop), func(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		readLoop time.Duration
+		fallback bool
+	}{
+		{"read loop", time.Millisecond, false},
+		{"workers", 0, false},
+		{"send-back fallback", time.Millisecond, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			c := newCluster(t, fakebroker.WithTopic("t", 8), fastDelays())
+			if tc.fallback {
+				_, err := c.Brokers()[0].Inject(fakebroker.Fault{Code: protocol.RequestConsumerSendMsgBack, Fail: protocol.ResponseSystemError})
+				require.NoError(t, err)
+			}
 			const n = 4000
 			produceLent(t, c, "t", 0, n)
 			var bodies bodyChecker
 			seen := newTally()
 			var failed atomic.Int64
 			pc := startConsumer(t, "g", "t", consumer.All(), fastOptions(c, consumer.WithLentBodies(),
-				consumer.WithReadLoopConsume(readLoop), consumer.WithConsumeMessageBatchMaxSize(4)),
+				consumer.WithReadLoopConsume(tc.readLoop), consumer.WithConsumeMessageBatchMaxSize(4)),
 				func(_ context.Context, msgs []*message.Ext, cc *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
 					bodies.check(msgs)
 					seen.add(msgs)
@@ -115,6 +130,14 @@ func TestLentBodiesConsumeAll(t *testing.T) {
 			bodies.requireClean(t)
 			require.Positive(t, failed.Load())
 			waitOffsetsAtEnd(t, c.Brokers()[0], "g", "t", 8)
+			if tc.fallback {
+				retried := c.RetryMessages("g")
+				require.NotEmpty(t, retried)
+				for _, m := range retried {
+					bodies.checkNow([]*message.Ext{m})
+				}
+				bodies.requireClean(t)
+			}
 		})
 	}
 }
