@@ -383,7 +383,8 @@ func (s *concurrentService) sweepExpired() {
 // ignored for them. A message whose send-back failed stays and is tried at a later
 // check. Broadcasting never retries (Java's send-back there goes to a retry topic no
 // broadcasting consumer reads): the message is dropped, with a warning. It gives up
-// between messages when stop is called; those left stay cached.
+// between messages when stop is called, or when the queue was dropped (its next owner
+// consumes them); those left stay cached.
 //
 // Each message is checked to be still cached just before its own send-back, not once
 // for all: a send-back can take seconds, and a listener call that returns meanwhile
