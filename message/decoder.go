@@ -83,12 +83,7 @@ func (d *Decoder) DecodeAll(body []byte) ([]*Ext, error) {
 // property with an empty name or value, or with 0x01 or 0x02 in either, is an error
 // before anything is decoded.
 func (d *Decoder) DecodeAllWith(body []byte, extra ...Property) ([]*Ext, error) {
-	for _, kv := range extra {
-		if err := checkProperty(kv.Name, kv.Value); err != nil {
-			return nil, err
-		}
-	}
-	return d.decode(body, extra, modeCopy)
+	return d.decodeWith(body, extra, modeCopy)
 }
 
 // DecodeOwned is DecodeAllWith for a caller that hands body over to the messages for
@@ -104,12 +99,7 @@ func (d *Decoder) DecodeAllWith(body []byte, extra ...Property) ([]*Ext, error) 
 // one message keeps the whole body alive (see Ext). Decoding an uncompressed body
 // costs three allocations (four beyond 32 messages).
 func (d *Decoder) DecodeOwned(body []byte, extra ...Property) ([]*Ext, error) {
-	for _, kv := range extra {
-		if err := checkProperty(kv.Name, kv.Value); err != nil {
-			return nil, err
-		}
-	}
-	return d.decode(body, extra, modeOwned)
+	return d.decodeWith(body, extra, modeOwned)
 }
 
 // DecodeLent is DecodeOwned for a caller that lends body to the messages' bodies only:
@@ -120,12 +110,17 @@ func (d *Decoder) DecodeOwned(body []byte, extra ...Property) ([]*Ext, error) {
 // properties are a shared tail, as with DecodeOwned (no copy of them per message, as
 // DecodeAllWith makes). Decoding an uncompressed body costs four allocations.
 func (d *Decoder) DecodeLent(body []byte, extra ...Property) ([]*Ext, error) {
+	return d.decodeWith(body, extra, modeLent)
+}
+
+// decodeWith is decode after checking the extra properties, before anything is decoded.
+func (d *Decoder) decodeWith(body []byte, extra []Property, mode decodeMode) ([]*Ext, error) {
 	for _, kv := range extra {
 		if err := checkProperty(kv.Name, kv.Value); err != nil {
 			return nil, err
 		}
 	}
-	return d.decode(body, extra, modeLent)
+	return d.decode(body, extra, mode)
 }
 
 func (d *Decoder) maxDecodedSize() int {
