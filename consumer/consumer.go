@@ -207,9 +207,6 @@ func (c *PushConsumer) RegisterListener(l any) error {
 	default:
 		return fmt.Errorf("consumer: RegisterListener: %T is neither a ConcurrentlyListener nor an OrderlyListener", l)
 	}
-	if orderlyListener(l) && c.cfg.lentBodies {
-		return optionError("WithLentBodies", "orderly consumption (an OrderlyListener) does not lend bodies")
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state.Load() != stateNew {

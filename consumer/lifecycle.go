@@ -251,7 +251,7 @@ func (c *PushConsumer) buildServices() error {
 		PostSubscription: c.cfg.postSubscriptionWhenPull,
 		Orderly:          orderly,
 		Clustering:       clustering,
-		LendBodies:       c.cfg.lentBodies, // concurrent only: RegisterListener checked
+		LendBodies:       c.cfg.lentBodies,
 		Paused:           c.paused.Load,
 		OnOffsetIllegal:  func(r *pull.Request, next int64) { c.rebalancer.OffsetIllegal(r, next) },
 		OnPulled:         c.pulled,

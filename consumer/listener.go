@@ -103,6 +103,8 @@ type OrderlyListener interface {
 	// ConsumeOrderly handles msgs, the next messages of one queue in offset order, and
 	// returns OrderlySuccess or SuspendCurrentQueueAMoment (retry them after
 	// oc.SuspendCurrentQueueTimeMillis). ctx ends when the consumer shuts down.
+	// The messages are the listener's to keep, except their bodies with WithLentBodies:
+	// those are valid only until the call returns.
 	ConsumeOrderly(ctx context.Context, msgs []*message.Ext, oc *OrderlyContext) OrderlyStatus
 }
 

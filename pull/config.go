@@ -50,7 +50,8 @@ type Broker interface {
 // ProcessQueue's orderly "start a consume task" answer. lease is nil unless bodies are
 // lent (Config.LendBodies); then msgs' bodies are valid while it is held, and the
 // dispatcher Acquires a reference for each listener call it queues on them and Releases
-// it when the call, its send-backs and the removal of its messages are over (lend.go).
+// it when the call, its send-backs and the removal of its messages are over, or, for
+// orderly consumption, Holds it in r.Held until the queue's commits pass msgs (lend.go).
 type Dispatcher interface {
 	// Dispatch hands over what a pull of r cached. It runs on the read loop of the
 	// connection the pull's answer came on.
@@ -99,7 +100,7 @@ type Config struct {
 	// Clustering sends the commit offset with pulls (broadcasting keeps offsets locally).
 	Clustering bool
 	// LendBodies reads pull answers into reused buffers, lent to the Dispatcher's
-	// listener calls with a Lease (lend.go). Concurrent consumption only.
+	// listener calls with a Lease (lend.go).
 	LendBodies bool
 
 	// Paused reports whether the consumer is suspended.
@@ -132,8 +133,6 @@ func (c *Config) check() error {
 		return errors.New("pull: BatchSize must be positive")
 	case c.SuspendTimeout <= 0 || c.CallTimeout <= c.SuspendTimeout:
 		return errors.New("pull: CallTimeout must exceed a positive SuspendTimeout")
-	case c.LendBodies && c.Orderly:
-		return errors.New("pull: LendBodies is for concurrent consumption only")
 	}
 	return nil
 }

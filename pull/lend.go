@@ -130,3 +130,57 @@ func (l *Lease) Release() {
 		panic("pull: Lease released more often than acquired")
 	}
 }
+
+// HeldBodies keeps the leases of one queue's answers for a consumer that consumes the
+// queue in offset order and lets go of its messages by offset, as orderly consumption
+// does: a body may be read until the queue's consumption passes its message, across as
+// many listener calls as that takes (a suspended batch is consumed again later). The
+// Dispatcher holds each answer's lease for the messages it cached; the consumer releases
+// them as it commits. The zero value is ready to use; it is safe for concurrent use.
+//
+// A queue dropped with leases held keeps them: they go to the garbage collector with
+// the queue's Request, not back to the pool.
+type HeldBodies struct {
+	mu   sync.Mutex
+	held []heldLease // in the order held, which is the order of the queue's answers
+	// passed is the highest offset given to ReleaseBelow: every message below it is
+	// consumed, and nothing reads its body again.
+	passed int64
+}
+
+// heldLease is one answer's lease, held for its messages up to offset last.
+type heldLease struct {
+	lease *Lease
+	last  int64
+}
+
+// Hold takes a reference on l for messages up to offset last, released once the
+// queue's consumption passes last. When it has passed last already (the messages were
+// consumed while the caller still held its own reference), none is taken.
+func (h *HeldBodies) Hold(l *Lease, last int64) {
+	if l == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if last < h.passed {
+		return
+	}
+	l.Acquire(1)
+	h.held = append(h.held, heldLease{lease: l, last: last})
+}
+
+// ReleaseBelow releases the leases held for messages all below offset: the queue's
+// consumption has passed them. Leases are released in the order held, so one held for
+// later offsets than the next waits for it.
+func (h *HeldBodies) ReleaseBelow(offset int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.passed = max(h.passed, offset)
+	k := 0
+	for ; k < len(h.held) && h.held[k].last < h.passed; k++ {
+		h.held[k].lease.Release()
+		h.held[k] = heldLease{}
+	}
+	h.held = h.held[k:]
+}

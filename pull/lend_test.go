@@ -9,7 +9,6 @@ import (
 
 	"github.com/rmqpush/rmqpush/internal/client"
 	"github.com/rmqpush/rmqpush/message"
-	"github.com/rmqpush/rmqpush/offset"
 	"github.com/rmqpush/rmqpush/processqueue"
 )
 
@@ -132,13 +131,35 @@ func TestLentBodyOfAFilteredAnswerGoesBackAtOnce(t *testing.T) {
 	require.Zero(t, pq.Count())
 }
 
-func TestLendBodiesRefusesOrderly(t *testing.T) {
-	cfg := Config{
-		Group: "g", Broker: newFakeBroker(), Dispatcher: &recorder{}, Subs: subs{},
-		Offsets: offset.NewRemoteStore("g", nil), Limits: func(message.Queue) Limits { return Limits{} },
-		BatchSize: 32, SuspendTimeout: time.Second, CallTimeout: 2 * time.Second,
-		Orderly: true, LendBodies: true,
-	}
-	_, err := New(cfg)
-	require.ErrorContains(t, err, "LendBodies")
+// HeldBodies keeps each answer's buffer until the commits pass its last message: a
+// commit inside an answer keeps it, one past it returns it to the pool; a lease held
+// for messages the commits have passed already takes no reference.
+func TestHeldBodiesReleaseByOffset(t *testing.T) {
+	var p bodyPool
+	var h HeldBodies
+	first, second := newLease(&p, p.Body(100)), newLease(&p, p.Body(5000))
+	h.Hold(first, 41) // offsets 10..41
+	h.Hold(second, 73)
+	first.Release() // the service's own references, after dispatching
+	second.Release()
+	require.Zero(t, p.freeBytes, "both held")
+
+	h.ReleaseBelow(41)
+	require.Zero(t, p.freeBytes, "offset 41 not consumed yet")
+	h.ReleaseBelow(42)
+	require.Equal(t, bodyClassMin, p.freeBytes, "the first answer is back")
+	h.ReleaseBelow(30) // an older commit changes nothing
+	require.Equal(t, bodyClassMin, p.freeBytes)
+
+	// An answer whose messages were consumed before its lease was held: none taken.
+	late := newLease(&p, p.Body(100))
+	h.Hold(late, 41)
+	late.Release()
+	require.Equal(t, bodyClassMin, p.freeBytes, "back at once")
+
+	h.ReleaseBelow(100)
+	require.Equal(t, bodyClassMin+8<<10, p.freeBytes)
+	require.Empty(t, h.held)
+	h.Hold(nil, 120) // bodies not lent
+	require.Empty(t, h.held)
 }

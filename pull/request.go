@@ -24,6 +24,10 @@ type Request struct {
 	// assignment are ignored. The rebalancer sets it before the first pull; without it
 	// (the zero Lease) nothing writes the queue's offset.
 	Lease offset.Lease
+	// Held holds the lent bodies of the queue's cached messages for orderly consumption
+	// with Config.LendBodies; the Dispatcher and the consume service use it, the service
+	// does not.
+	Held HeldBodies
 
 	brokerID  int64 // the node the broker suggested pulling from next; 0 is the master
 	brokerMax int64 // the queue's max offset in the last answer; -1 before the first

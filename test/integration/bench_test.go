@@ -28,15 +28,22 @@ func processCPU(b *testing.B) time.Duration {
 // absolute values. The namespace case shows that restoring topic names costs nothing
 // per message; the service-time case answers each pull 300 µs after it arrived, as a
 // real broker takes, so the consumer's workers wait for pulls as they do in production.
+// The orderly cases consume 1 KiB messages with an OrderlyListener, with and without
+// WithLentBodies.
 //
 //	go test -run '^$' -bench BenchmarkConsume -benchmem ./test/integration
 func BenchmarkConsume(b *testing.B) {
 	for _, size := range []struct {
-		name      string
-		body      int
-		namespace string
-		service   time.Duration
-	}{{"128B", 128, "", 0}, {"1KiB", 1024, "", 0}, {"128B-namespace", 128, "NsB", 0}, {"128B-service300us", 128, "", 300 * time.Microsecond}} {
+		name          string
+		body          int
+		namespace     string
+		service       time.Duration
+		orderly, lent bool
+	}{
+		{name: "128B", body: 128}, {name: "1KiB", body: 1024}, {name: "128B-namespace", body: 128, namespace: "NsB"},
+		{name: "128B-service300us", body: 128, service: 300 * time.Microsecond},
+		{name: "1KiB-orderly", body: 1024, orderly: true}, {name: "1KiB-orderly-lent", body: 1024, orderly: true, lent: true},
+	} {
 		b.Run(size.name, func(b *testing.B) {
 			topic := "bench"
 			if size.namespace != "" {
@@ -60,20 +67,37 @@ func BenchmarkConsume(b *testing.B) {
 			}
 			var got atomic.Int64
 			done := make(chan struct{})
-			pc, err := consumer.NewPushConsumer("bench-group",
+			count := func(msgs []*message.Ext) {
+				if got.Add(int64(len(msgs))) == int64(b.N) {
+					close(done)
+				}
+			}
+			opts := []consumer.Option{
 				consumer.WithNameServers(c.NameServerAddr()),
 				consumer.WithNamespace(size.namespace),
-				consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
+				consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
+			}
+			if size.lent {
+				opts = append(opts, consumer.WithLentBodies())
+			}
+			pc, err := consumer.NewPushConsumer("bench-group", opts...)
 			if err != nil {
 				b.Fatal(err)
 			}
 			_ = pc.Subscribe("bench", consumer.All())
-			_ = pc.RegisterListener(consumer.ConcurrentlyFunc(func(_ context.Context, msgs []*message.Ext, _ *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
-				if got.Add(int64(len(msgs))) == int64(b.N) {
-					close(done)
-				}
+			var listener any = consumer.ConcurrentlyFunc(func(_ context.Context, msgs []*message.Ext, _ *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
+				count(msgs)
 				return consumer.ConsumeSuccess
-			}))
+			})
+			if size.orderly {
+				listener = consumer.OrderlyFunc(func(_ context.Context, msgs []*message.Ext, _ *consumer.OrderlyContext) consumer.OrderlyStatus {
+					count(msgs)
+					return consumer.OrderlySuccess
+				})
+			}
+			if err := pc.RegisterListener(listener); err != nil {
+				b.Fatal(err)
+			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			cpu := processCPU(b)

@@ -178,3 +178,45 @@ func TestLentBodyKeptForALocalRetry(t *testing.T) {
 	}
 	bodies.requireClean(t)
 }
+
+// Orderly consumption with WithLentBodies: every body is intact for its listener call,
+// also in a batch consumed again after a suspend (while other queues' answers reuse the
+// pool's buffers) and in the dead-letter queue, which a message past MaxReconsumeTimes
+// reaches from the worker after its call; the cache is kept small so that the queues'
+// commits and new answers turn the buffers over all along.
+func TestLentBodiesConsumeAllOrderly(t *testing.T) {
+	c := newCluster(t, fakebroker.WithTopic("t", 8), fastDelays())
+	const n = 3000
+	produceLent(t, c, "t", 0, n)
+	var bodies bodyChecker
+	seen := newTally()
+	var suspended atomic.Int64
+	pc := startOrderly(t, "g", "t", fastOptions(c, consumer.WithLentBodies(), consumer.WithConsumeMessageBatchMaxSize(4),
+		consumer.WithPullThresholdForQueue(40), consumer.WithSuspendCurrentQueueTime(10*time.Millisecond),
+		consumer.WithMaxReconsumeTimes(1)),
+		func(_ context.Context, msgs []*message.Ext, _ *consumer.OrderlyContext) consumer.OrderlyStatus {
+			bodies.check(msgs)
+			seen.add(msgs)
+			for _, m := range msgs {
+				// Every 89th message is suspended on its first delivery, every 623rd on
+				// every one: after one local retry it goes to the dead-letter queue.
+				if i, _ := strconv.Atoi(m.Property("i")); i%623 == 0 || i%89 == 0 && m.ReconsumeTimes == 0 {
+					suspended.Add(1)
+					return consumer.SuspendCurrentQueueAMoment
+				}
+			}
+			return consumer.OrderlySuccess
+		})
+	defer shutdown(t, pc)
+	const dead = (n-1)/623 + 1
+	waitFor(t, 60*time.Second, "every message", func() bool {
+		return seen.distinct() == n && len(c.DLQMessages("g")) >= dead || bodies.bad.Load() > 0
+	})
+	bodies.requireClean(t)
+	require.Greater(t, suspended.Load(), int64(n/89))
+	for _, m := range c.DLQMessages("g") {
+		bodies.checkNow([]*message.Ext{m})
+	}
+	bodies.requireClean(t)
+	waitOffsetsAtEnd(t, c.Brokers()[0], "g", "t", 8)
+}
