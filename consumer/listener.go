@@ -87,7 +87,8 @@ func (s OrderlyStatus) String() string {
 	}
 }
 
-// OrderlyContext is an orderly listener call's context.
+// OrderlyContext is an orderly listener call's context. It is valid only during the
+// call: each worker reuses one for all its calls, so a listener must not keep it.
 type OrderlyContext struct {
 	// Queue is the queue the messages came from.
 	Queue message.Queue

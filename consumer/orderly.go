@@ -96,6 +96,7 @@ func (s *orderlyService) work() {
 	if s.c.hooks.consumeHooked() {
 		call = new(ConsumeCall)
 	}
+	oc := new(OrderlyContext) // reused for every listener call of this worker
 	w := s.queue.worker()
 	for {
 		t, ok := w.pop()
@@ -108,7 +109,7 @@ func (s *orderlyService) work() {
 			}
 			continue
 		}
-		s.run(t.req, call)
+		s.run(t.req, call, oc)
 	}
 }
 
@@ -122,8 +123,9 @@ func (s *orderlyService) later(r *pull.Request, d time.Duration) {
 }
 
 // run is one task: Java's ConsumeMessageOrderlyService.ConsumeRequest.run. call is the
-// worker's ConsumeCall for the hooks (nil without consume hooks).
-func (s *orderlyService) run(r *pull.Request, call *ConsumeCall) {
+// worker's ConsumeCall for the hooks (nil without consume hooks), oc its listener
+// context.
+func (s *orderlyService) run(r *pull.Request, call *ConsumeCall, oc *OrderlyContext) {
 	pq := r.PQ
 	if pq.Dropped() {
 		return
@@ -149,7 +151,7 @@ func (s *orderlyService) run(r *pull.Request, call *ConsumeCall) {
 		if len(msgs) == 0 {
 			return // Take cleared the queue's task mark; the next Put starts a task
 		}
-		if !s.consumeBatch(r, msgs, call) {
+		if !s.consumeBatch(r, msgs, call, oc) {
 			return
 		}
 	}
@@ -157,10 +159,10 @@ func (s *orderlyService) run(r *pull.Request, call *ConsumeCall) {
 
 // consumeBatch calls the listener on msgs and applies the result (Java's
 // processConsumeResult with autoCommit). It reports whether the task may go on.
-func (s *orderlyService) consumeBatch(r *pull.Request, msgs []*message.Ext, call *ConsumeCall) bool {
+func (s *orderlyService) consumeBatch(r *pull.Request, msgs []*message.Ext, call *ConsumeCall, oc *OrderlyContext) bool {
 	pq, q := r.PQ, r.Queue
 	uq := s.c.names.UserQueue(q) // without the namespace: what the listener and hooks see
-	oc := OrderlyContext{Queue: uq, SuspendCurrentQueueTimeMillis: -1}
+	*oc = OrderlyContext{Queue: uq, SuspendCurrentQueueTimeMillis: -1}
 	// The consume lock keeps a rebalance from unlocking the queue in the middle of a
 	// call; it is free unless a removal holds it.
 	if !pq.TryLockConsume() {
@@ -182,7 +184,7 @@ func (s *orderlyService) consumeBatch(r *pull.Request, msgs []*message.Ext, call
 	// The consume lock is held until the result is applied: a removal that waits for it
 	// then persists an offset that includes this batch.
 	defer pq.UnlockConsume()
-	status, panicked := s.call(ctx, msgs, &oc)
+	status, panicked := s.call(ctx, msgs, oc)
 	took := time.Since(begin)
 	ok := status == OrderlySuccess
 	ack := len(msgs) - 1
