@@ -44,7 +44,7 @@ func run(args []string) error {
 	fs.StringVar(&cfg.BinDir, "bindir", "", "build the programs here (default: a temporary directory)")
 	noBuild := fs.Bool("nobuild", false, "use the programs already in -bindir")
 	scenarios := fs.String("scenarios", strings.Join(cfg.Scenarios, ","), "comma-separated: consume, latency, idle")
-	clients := fs.String("clients", strings.Join(cfg.Clients, ","), "comma-separated: rmqpush, peer, pop (rmqpush consuming by POP), lent (rmqpush lending bodies: WithLentBodies)")
+	clients := fs.String("clients", strings.Join(cfg.Clients, ","), "comma-separated: "+benchrun.ClientNames)
 	n128 := fs.Int("n128", cfg.Workloads[0].N, "consume-all: messages of 128 B (0: skip)")
 	n1k := fs.Int("n1k", cfg.Workloads[1].N, "consume-all: messages of 1 KiB (0: skip)")
 	fs.IntVar(&cfg.Runs, "runs", cfg.Runs, "consume-all: runs of each client and setting")

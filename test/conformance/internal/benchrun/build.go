@@ -7,22 +7,31 @@ import (
 	"path/filepath"
 )
 
-// Programs the orchestrator runs, by binary name.
+// Programs the orchestrator runs, by binary name, besides the clients' workers.
 const (
-	binFake    = "fakebroker"
-	binRMQPush = "benchrmqpush"
-	binPop     = "benchpop"
-	binLent    = "benchlent"
-	binPeer    = "benchpeer"
-	binRaw     = "benchraw"
-	binBurn    = "benchburn"
+	binFake = "fakebroker"
+	binRaw  = "benchraw"
+	binBurn = "benchburn"
 )
+
+// clientBins are the built-in clients' worker programs by client name (see
+// Config.Clients).
+var clientBins = map[string]string{
+	"rmqpush":      "benchrmqpush",
+	clientPop:      "benchpop",
+	"lent":         "benchlent",
+	"orderly":      "benchorderly",
+	"orderly-lent": "benchorderlylent",
+	"peer":         "benchpeer",
+}
 
 var buildPackages = []string{
 	"github.com/rmqpush/rmqpush/test/fakebroker/cmd/fakebroker",
 	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchrmqpush",
 	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchpop",
 	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchlent",
+	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchorderly",
+	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchorderlylent",
 	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchpeer",
 	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchraw",
 	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchburn",
@@ -45,17 +54,8 @@ func (r *runner) workerBin(client string) string {
 	if bin, ok := r.cfg.Workers[client]; ok {
 		return bin
 	}
-	dir := r.bin
-	switch client {
-	case "rmqpush":
-		return filepath.Join(dir, binRMQPush)
-	case clientPop:
-		return filepath.Join(dir, binPop)
-	case clientLent:
-		return filepath.Join(dir, binLent)
-	case "peer":
-		return filepath.Join(dir, binPeer)
-	default:
-		return filepath.Join(dir, binRaw)
+	if bin, ok := clientBins[client]; ok {
+		return filepath.Join(r.bin, bin)
 	}
+	return filepath.Join(r.bin, binRaw)
 }

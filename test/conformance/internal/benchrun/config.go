@@ -65,8 +65,9 @@ type Config struct {
 	Tuned bool
 	// Clients to run: "rmqpush", "peer", "pop" (rmqpush consuming by POP: the fake
 	// cluster then answers as RocketMQ 5, and each of its groups is set to POP first),
-	// "lent" (rmqpush with consumer.WithLentBodies), or a name in Workers (one whose
-	// name begins with "pop" consumes by POP too).
+	// "lent" (rmqpush with consumer.WithLentBodies), "orderly" (rmqpush with an
+	// OrderlyListener), "orderly-lent" (the same with WithLentBodies), or a name in
+	// Workers (one whose name begins with "pop" consumes by POP too).
 	Clients []string
 	// Workers are extra worker programs by client name (e.g. an rmqpush worker built
 	// from an older commit, to compare before and after in the same run); they take the
@@ -147,8 +148,9 @@ func (c *Config) check() error {
 		return errors.New("benchrun: runs must be at least 1")
 	}
 	for _, cl := range c.Clients {
-		if _, extra := c.Workers[cl]; !extra && cl != "rmqpush" && cl != "peer" && cl != clientPop && cl != clientLent {
-			return fmt.Errorf("benchrun: unknown client %q (rmqpush, peer, pop, lent)", cl)
+		_, extra := c.Workers[cl]
+		if _, builtin := clientBins[cl]; !extra && !builtin {
+			return fmt.Errorf("benchrun: unknown client %q (%s)", cl, ClientNames)
 		}
 	}
 	for _, s := range c.Scenarios {
@@ -171,8 +173,9 @@ func (c *Config) check() error {
 // clientPop is the client that consumes by POP (cmd/benchpop).
 const clientPop = "pop"
 
-// clientLent is rmqpush lending bodies to its listener (cmd/benchlent).
-const clientLent = "lent"
+// ClientNames lists the built-in clients (Config.Clients), for errors and help.
+const ClientNames = "rmqpush, peer, pop (rmqpush consuming by POP), lent (rmqpush lending bodies: WithLentBodies), " +
+	"orderly (rmqpush with an OrderlyListener), orderly-lent (the same, lending bodies)"
 
 // isPop reports whether a client consumes by POP.
 func isPop(client string) bool { return strings.HasPrefix(client, clientPop) }

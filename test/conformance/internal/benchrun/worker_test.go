@@ -45,3 +45,20 @@ func TestProfileArgs(t *testing.T) {
 	cfg.ProfileDir = t.TempDir()
 	require.NoError(t, cfg.check())
 }
+
+// Every built-in client has its worker program, built with the others; a client that is
+// neither built in nor an extra worker is refused by name.
+func TestClientWorkers(t *testing.T) {
+	r := &runner{bin: "/b", cfg: Config{Workers: map[string]string{"old": "/x/old"}}}
+	for client, bin := range clientBins {
+		require.Equal(t, "/b/"+bin, r.workerBin(client))
+		require.Contains(t, buildPackages, "github.com/rmqpush/rmqpush/test/conformance/cmd/"+bin, client)
+	}
+	require.Equal(t, "/x/old", r.workerBin("old"))
+	require.Equal(t, "/b/"+binRaw, r.workerBin("raw"))
+
+	cfg := Config{Runs: 1, LatencyRuns: 1, LatencyRate: 1, IdleQueues: 1, Clients: []string{"orderly-lent", "nope"}}
+	require.ErrorContains(t, cfg.check(), `"nope"`)
+	cfg.Clients = []string{"orderly", "orderly-lent", "lent", "pop", "peer", "rmqpush"}
+	require.NoError(t, cfg.check())
+}

@@ -18,6 +18,9 @@ type Client struct {
 	// Pop consumes by POP: the brokers assign the queues (WithClientRebalance(false)),
 	// and the group must be set to POP on them.
 	Pop bool
+	// Orderly registers an OrderlyListener instead of a ConcurrentlyListener: the queues
+	// are locked on the brokers and each is consumed one call at a time.
+	Orderly bool
 	// Extra options, applied after the others.
 	Extra []consumer.Option
 
@@ -55,8 +58,7 @@ func (c *Client) Start(o benchkit.Options, sink *benchkit.Sink) error {
 		return err
 	}
 	timing := sink.Timing()
-	err = pc.RegisterListener(consumer.ConcurrentlyFunc(func(_ context.Context, msgs []*message.Ext,
-		_ *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
+	count := func(msgs []*message.Ext) {
 		if timing {
 			now := time.Now().UnixNano()
 			for _, m := range msgs {
@@ -64,9 +66,19 @@ func (c *Client) Start(o benchkit.Options, sink *benchkit.Sink) error {
 			}
 		}
 		sink.Add(len(msgs))
+	}
+	var listener any = consumer.ConcurrentlyFunc(func(_ context.Context, msgs []*message.Ext,
+		_ *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
+		count(msgs)
 		return consumer.ConsumeSuccess
-	}))
-	if err != nil {
+	})
+	if c.Orderly {
+		listener = consumer.OrderlyFunc(func(_ context.Context, msgs []*message.Ext, _ *consumer.OrderlyContext) consumer.OrderlyStatus {
+			count(msgs)
+			return consumer.OrderlySuccess
+		})
+	}
+	if err := pc.RegisterListener(listener); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
