@@ -75,17 +75,9 @@ func (s *orderlyService) stop(ctx context.Context) error {
 }
 
 // Dispatch starts a task for the queue when the ProcessQueue asks for one (no task owns
-// the queue yet); see pull.Dispatcher. Lent bodies are held in r.Held until the
-// queue's commits pass msgs (consumeBatch): a suspended batch is consumed again later,
-// from the cache, with the same bodies.
-func (s *orderlyService) Dispatch(r *pull.Request, msgs []*message.Ext, dispatch bool, lease *pull.Lease) {
-	if lease != nil && len(msgs) > 0 {
-		last := msgs[0].QueueOffset // a broker's answer is in offset order; not relied on
-		for _, m := range msgs[1:] {
-			last = max(last, m.QueueOffset)
-		}
-		r.Held.Hold(lease, last)
-	}
+// the queue yet); see pull.Dispatcher. Lent bodies need nothing here: the pull service
+// held them in r.Held as it cached them, until consumeBatch commits their messages.
+func (s *orderlyService) Dispatch(r *pull.Request, _ []*message.Ext, dispatch bool, _ *pull.Lease) {
 	if dispatch {
 		s.queue.push(task{req: r})
 	}
@@ -211,11 +203,8 @@ func (s *orderlyService) consumeBatch(r *pull.Request, msgs []*message.Ext, call
 	// offset is stored even if the queue was just dropped: its removal persists it after
 	// this call (it waits for the consume lock). Only a discarded queue's results are
 	// void (a corrected or reset offset, or a removal already final).
-	if off, committed := pq.Commit(); committed {
-		if !pq.Discarded() {
-			s.c.offsets.UpdateFor(r.Lease, off, false)
-		}
-		r.Held.ReleaseBelow(off) // nothing reads the bodies of committed messages
+	if off, committed := r.Held.Commit(pq); committed && !pq.Discarded() { // releases lent bodies
+		s.c.offsets.UpdateFor(r.Lease, off, false)
 	}
 	return !pq.Dropped()
 }

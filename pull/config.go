@@ -50,8 +50,9 @@ type Broker interface {
 // ProcessQueue's orderly "start a consume task" answer. lease is nil unless bodies are
 // lent (Config.LendBodies); then msgs' bodies are valid while it is held, and the
 // dispatcher Acquires a reference for each listener call it queues on them and Releases
-// it when the call, its send-backs and the removal of its messages are over, or, for
-// orderly consumption, Holds it in r.Held until the queue's commits pass msgs (lend.go).
+// it when the call, its send-backs and the removal of its messages are over. With
+// Config.Orderly the service holds the lease in r.Held instead, until the consumer's
+// r.Held.Commit takes msgs off the ProcessQueue (lend.go).
 type Dispatcher interface {
 	// Dispatch hands over what a pull of r cached. It runs on the read loop of the
 	// connection the pull's answer came on.

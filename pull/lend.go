@@ -4,6 +4,9 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+
+	"github.com/rmqpush/rmqpush/message"
+	"github.com/rmqpush/rmqpush/processqueue"
 )
 
 // Lent bodies (Config.LendBodies). A pull's answer is read off the connection into a
@@ -131,56 +134,62 @@ func (l *Lease) Release() {
 	}
 }
 
-// HeldBodies keeps the leases of one queue's answers for a consumer that consumes the
-// queue in offset order and lets go of its messages by offset, as orderly consumption
-// does: a body may be read until the queue's consumption passes its message, across as
-// many listener calls as that takes (a suspended batch is consumed again later). The
-// Dispatcher holds each answer's lease for the messages it cached; the consumer releases
-// them as it commits. The zero value is ready to use; it is safe for concurrent use.
+// HeldBodies keeps the lent bodies of one queue consumed in order. An orderly batch is
+// taken from the cache across answers and may be consumed again after a suspend, so a
+// listener call's end is not when its bodies are free: the commit that takes its
+// messages off the ProcessQueue is. The service caches an answer and holds its lease in
+// one step (put); the consumer commits and releases the leases whose messages the
+// commit passed in one step (Commit). Being atomic against each other, a commit never
+// releases the lease of a message cached after it, whatever offsets a broker sends.
+// The zero value is ready to use; it is safe for concurrent use.
 //
 // A queue dropped with leases held keeps them: they go to the garbage collector with
 // the queue's Request, not back to the pool.
 type HeldBodies struct {
 	mu   sync.Mutex
-	held []heldLease // in the order held, which is the order of the queue's answers
-	// passed is the highest offset given to ReleaseBelow: every message below it is
-	// consumed, and nothing reads its body again.
-	passed int64
+	held []heldLease
 }
 
-// heldLease is one answer's lease, held for its messages up to offset last.
+// heldLease is one answer's lease, held for its cached messages up to offset last.
 type heldLease struct {
 	lease *Lease
 	last  int64
 }
 
-// Hold takes a reference on l for messages up to offset last, released once the
-// queue's consumption passes last. When it has passed last already (the messages were
-// consumed while the caller still held its own reference), none is taken.
-func (h *HeldBodies) Hold(l *Lease, last int64) {
-	if l == nil {
-		return
-	}
+// put is pq.Put holding l, when it is not nil, for the messages Put added.
+func (h *HeldBodies) put(pq *processqueue.ProcessQueue, msgs []*message.Ext, brokerMax int64, l *Lease) (added []*message.Ext, dispatch bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if last < h.passed {
-		return
+	added, dispatch = pq.Put(msgs, brokerMax)
+	if l != nil && len(added) > 0 {
+		last := added[0].QueueOffset // in offset order from a sane broker; not relied on
+		for _, m := range added[1:] {
+			last = max(last, m.QueueOffset)
+		}
+		l.Acquire(1)
+		h.held = append(h.held, heldLease{lease: l, last: last})
 	}
-	l.Acquire(1)
-	h.held = append(h.held, heldLease{lease: l, last: last})
+	return added, dispatch
 }
 
-// ReleaseBelow releases the leases held for messages all below offset: the queue's
-// consumption has passed them. Leases are released in the order held, so one held for
-// later offsets than the next waits for it.
-func (h *HeldBodies) ReleaseBelow(offset int64) {
+// Commit is pq.Commit (see there), releasing the leases held for messages all below the
+// committed offset: Commit leaves none of them in pq, and none can be cached meanwhile.
+func (h *HeldBodies) Commit(pq *processqueue.ProcessQueue) (offset int64, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.passed = max(h.passed, offset)
-	k := 0
-	for ; k < len(h.held) && h.held[k].last < h.passed; k++ {
-		h.held[k].lease.Release()
-		h.held[k] = heldLease{}
+	offset, ok = pq.Commit()
+	if !ok || len(h.held) == 0 {
+		return offset, ok
 	}
-	h.held = h.held[k:]
+	kept := h.held[:0]
+	for _, hl := range h.held {
+		if hl.last < offset {
+			hl.lease.Release()
+		} else {
+			kept = append(kept, hl)
+		}
+	}
+	clear(h.held[len(kept):])
+	h.held = kept
+	return offset, ok
 }

@@ -131,35 +131,61 @@ func TestLentBodyOfAFilteredAnswerGoesBackAtOnce(t *testing.T) {
 	require.Zero(t, pq.Count())
 }
 
-// HeldBodies keeps each answer's buffer until the commits pass its last message: a
-// commit inside an answer keeps it, one past it returns it to the pool; a lease held
-// for messages the commits have passed already takes no reference.
-func TestHeldBodiesReleaseByOffset(t *testing.T) {
+// heldAnswer puts an answer of messages at offsets through h, holding a new lease as the
+// service does, and drops the service's own reference.
+func heldAnswer(h *HeldBodies, p *bodyPool, pq *processqueue.ProcessQueue, offsets ...int64) *Lease {
+	l := newLease(p, p.Body(100))
+	msgs := make([]*message.Ext, len(offsets))
+	for i, o := range offsets {
+		msgs[i] = &message.Ext{QueueOffset: o}
+	}
+	h.put(pq, msgs, -1, l)
+	l.Release()
+	return l
+}
+
+// HeldBodies keeps each answer's buffer until a commit passes all its messages, also for
+// answers a broker should not send: one below the committed offset (cached again, and
+// consumed again) and one with a stray high offset, after which later answers are still
+// held.
+func TestHeldBodiesReleaseOnCommit(t *testing.T) {
 	var p bodyPool
 	var h HeldBodies
-	first, second := newLease(&p, p.Body(100)), newLease(&p, p.Body(5000))
-	h.Hold(first, 41) // offsets 10..41
-	h.Hold(second, 73)
-	first.Release() // the service's own references, after dispatching
-	second.Release()
-	require.Zero(t, p.freeBytes, "both held")
+	pq := processqueue.New(time.Now())
+	free := func() int { return p.freeBytes / bodyClassMin }
+	commit := func(take int) int64 {
+		t.Helper()
+		require.Len(t, pq.Take(take), take)
+		off, ok := h.Commit(pq)
+		require.True(t, ok)
+		return off
+	}
 
-	h.ReleaseBelow(41)
-	require.Zero(t, p.freeBytes, "offset 41 not consumed yet")
-	h.ReleaseBelow(42)
-	require.Equal(t, bodyClassMin, p.freeBytes, "the first answer is back")
-	h.ReleaseBelow(30) // an older commit changes nothing
-	require.Equal(t, bodyClassMin, p.freeBytes)
+	heldAnswer(&h, &p, pq, 10, 11)
+	heldAnswer(&h, &p, pq, 12, 13)
+	require.Zero(t, free(), "both held")
+	require.Equal(t, int64(11), commit(1))
+	require.Zero(t, free(), "offset 11 still cached")
+	require.Equal(t, int64(12), commit(1))
+	require.Equal(t, 1, free(), "the first answer is back")
 
-	// An answer whose messages were consumed before its lease was held: none taken.
-	late := newLease(&p, p.Body(100))
-	h.Hold(late, 41)
-	late.Release()
-	require.Equal(t, bodyClassMin, p.freeBytes, "back at once")
+	heldAnswer(&h, &p, pq, 10, 11) // stale: below the committed offset, cached again
+	require.Zero(t, free(), "held while cached")
+	require.Equal(t, int64(12), commit(2))
+	require.Equal(t, 1, free(), "back once committed again")
 
-	h.ReleaseBelow(100)
-	require.Equal(t, bodyClassMin+8<<10, p.freeBytes)
+	heldAnswer(&h, &p, pq, 14, 99999) // a stray offset
+	require.Equal(t, int64(100000), commit(4))
+	require.Equal(t, 2, free())
+	heldAnswer(&h, &p, pq, 15, 16) // after it, still held
+	require.Equal(t, 1, free())
+	require.Equal(t, int64(17), commit(2))
+	require.Equal(t, 2, free())
 	require.Empty(t, h.held)
-	h.Hold(nil, 120) // bodies not lent
+
+	_, ok := h.Commit(pq)
+	require.False(t, ok, "nothing taken")
+	added, _ := h.put(pq, []*message.Ext{{QueueOffset: 20}}, -1, nil) // bodies not lent
+	require.Len(t, added, 1)
 	require.Empty(t, h.held)
 }

@@ -25,8 +25,8 @@ type Request struct {
 	// (the zero Lease) nothing writes the queue's offset.
 	Lease offset.Lease
 	// Held holds the lent bodies of the queue's cached messages for orderly consumption
-	// with Config.LendBodies; the Dispatcher and the consume service use it, the service
-	// does not.
+	// with Config.LendBodies: the service caches through it, and the orderly consume
+	// service commits through it (HeldBodies.Commit).
 	Held HeldBodies
 
 	brokerID  int64 // the node the broker suggested pulling from next; 0 is the master

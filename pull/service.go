@@ -320,7 +320,13 @@ func (s *Service) found(r *Request, sub protocol.SubscriptionData, sent time.Tim
 		s.pullNow(r)
 		return
 	}
-	added, dispatch := r.PQ.Put(msgs, res.MaxOffset)
+	var added []*message.Ext
+	var dispatch bool
+	if lease != nil && s.cfg.Orderly {
+		added, dispatch = r.Held.put(r.PQ, msgs, res.MaxOffset, lease) // held until committed
+	} else {
+		added, dispatch = r.PQ.Put(msgs, res.MaxOffset)
+	}
 	// The next pull goes first: the broker works on it while the messages are handed
 	// over. From here on r belongs to that pull; Dispatch reads only its queue and cache.
 	if s.cfg.Interval > 0 {
