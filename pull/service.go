@@ -286,16 +286,21 @@ func (s *Service) found(r *Request, sub protocol.SubscriptionData, sent time.Tim
 	// The body is the response's own (nothing else holds it): the messages may own it,
 	// their topics and properties pointing into it instead of into a copy. A lent body
 	// is the pool's again once its lease is released: only Body may point into it.
-	decode := s.cfg.Decoder.DecodeOwned
+	// (Called directly, not through a func value, which would move the extras to the heap.)
+	extra := [2]message.Property{
+		{Name: message.PropertyMinOffset, Value: strconv.FormatInt(res.MinOffset, 10)},
+		{Name: message.PropertyMaxOffset, Value: strconv.FormatInt(res.MaxOffset, 10)},
+	}
+	var msgs []*message.Ext
+	var err error
 	var lease *Lease // nil unless bodies are lent
 	if s.bodies != nil {
-		decode = s.cfg.Decoder.DecodeLent
 		lease = newLease(s.bodies, res.Body)
 		defer lease.Release() // the service's reference, after Dispatch took its own
+		msgs, err = s.cfg.Decoder.DecodeLent(res.Body, extra[:]...)
+	} else {
+		msgs, err = s.cfg.Decoder.DecodeOwned(res.Body, extra[:]...)
 	}
-	msgs, err := decode(res.Body,
-		message.Property{Name: message.PropertyMinOffset, Value: strconv.FormatInt(res.MinOffset, 10)},
-		message.Property{Name: message.PropertyMaxOffset, Value: strconv.FormatInt(res.MaxOffset, 10)})
 	next := res.NextBeginOffset
 	if err != nil {
 		// Keep what decoded and pull the rest again from the bad record on: skipping to
