@@ -122,20 +122,23 @@ func (s *orderlyService) run(r *pull.Request, call *ConsumeCall, oc *OrderlyCont
 	if pq.Dropped() {
 		return
 	}
-	if s.locks != nil && !s.locks.valid(pq) {
+	// The clock is read once per call (a read costs as much as the rest of a quick
+	// call's bookkeeping): now is the task's start, then the end of each call.
+	now := time.Now()
+	if s.locks != nil && !s.locks.valid(pq, now) {
 		s.relockLater(r, orderlyRelockDelay)
 		return
 	}
-	begin := time.Now()
+	begin := now
 	for {
 		if pq.Dropped() || s.stopping.Load() {
 			return
 		}
-		if s.locks != nil && !s.locks.valid(pq) {
+		if s.locks != nil && !s.locks.valid(pq, now) {
 			s.relockLater(r, orderlyAgainDelay)
 			return
 		}
-		if time.Since(begin) > maxConsumeContinuously {
+		if now.Sub(begin) > maxConsumeContinuously {
 			s.later(r, orderlyAgainDelay) // let other queues have the worker
 			return
 		}
@@ -143,15 +146,17 @@ func (s *orderlyService) run(r *pull.Request, call *ConsumeCall, oc *OrderlyCont
 		if len(msgs) == 0 {
 			return // Take cleared the queue's task mark; the next Put starts a task
 		}
-		if !s.consumeBatch(r, msgs, call, oc) {
+		var goOn bool
+		if now, goOn = s.consumeBatch(r, msgs, call, oc, now); !goOn {
 			return
 		}
 	}
 }
 
 // consumeBatch calls the listener on msgs and applies the result (Java's
-// processConsumeResult with autoCommit). It reports whether the task may go on.
-func (s *orderlyService) consumeBatch(r *pull.Request, msgs []*message.Ext, call *ConsumeCall, oc *OrderlyContext) bool {
+// processConsumeResult with autoCommit). now is the time, read just before msgs were
+// taken. It returns the time the call ended and whether the task may go on.
+func (s *orderlyService) consumeBatch(r *pull.Request, msgs []*message.Ext, call *ConsumeCall, oc *OrderlyContext, now time.Time) (end time.Time, goOn bool) {
 	pq, q := r.PQ, r.Queue
 	uq := s.c.names.UserQueue(q) // without the namespace: what the listener and hooks see
 	*oc = OrderlyContext{Queue: uq, SuspendCurrentQueueTimeMillis: -1}
@@ -160,14 +165,14 @@ func (s *orderlyService) consumeBatch(r *pull.Request, msgs []*message.Ext, call
 	if !pq.TryLockConsume() {
 		pq.Rollback()
 		s.later(r, orderlyAgainDelay)
-		return false
+		return now, false
 	}
 	if pq.Dropped() {
 		pq.UnlockConsume()
 		pq.Rollback()
-		return false
+		return now, false
 	}
-	begin := time.Now()
+	begin := now
 	ctx := s.c.listenerCtx
 	if call != nil {
 		*call = ConsumeCall{Group: s.c.names.UserGroup, ClientID: s.c.clientID, Model: s.c.cfg.model, Orderly: true, Queue: uq, Msgs: msgs, Begin: begin}
@@ -178,6 +183,7 @@ func (s *orderlyService) consumeBatch(r *pull.Request, msgs []*message.Ext, call
 	defer pq.UnlockConsume()
 	status, panicked := s.call(ctx, msgs, oc)
 	took := time.Since(begin)
+	end = begin.Add(took)
 	ok := status == OrderlySuccess
 	ack := len(msgs) - 1
 	if !ok {
@@ -196,8 +202,9 @@ func (s *orderlyService) consumeBatch(r *pull.Request, msgs []*message.Ext, call
 			delay := s.suspendDelay(oc.SuspendCurrentQueueTimeMillis)
 			s.c.retriedLocally(q, again, delay)
 			s.later(r, delay)
-			return false
+			return end, false
 		}
+		end = time.Now() // after sending to the dead-letter queue, which may have taken long
 	}
 	// Consumed, or past MaxReconsumeTimes and handed to the dead-letter queue. The
 	// offset is stored even if the queue was just dropped: its removal persists it after
@@ -206,7 +213,7 @@ func (s *orderlyService) consumeBatch(r *pull.Request, msgs []*message.Ext, call
 	if off, committed := r.Held.Commit(pq); committed && !pq.Discarded() { // releases lent bodies
 		s.c.offsets.UpdateFor(r.Lease, off, false)
 	}
-	return !pq.Dropped()
+	return end, !pq.Dropped()
 }
 
 // retryLocally is Java's checkReconsumeTimes: the messages are consumed again here

@@ -34,9 +34,10 @@ func heldAllAlong(pq *processqueue.ProcessQueue, now time.Time) bool {
 	return pq.Locked() && now.Sub(pq.LastLockTime()) < brokerLockExpiry
 }
 
-// valid reports whether pq may be consumed now: locked, and the lock renewed recently.
-func (l *queueLocks) valid(pq *processqueue.ProcessQueue) bool {
-	return pq.Locked() && !pq.LockExpired(time.Now())
+// valid reports whether pq may be consumed at now: locked, and the lock renewed
+// recently.
+func (l *queueLocks) valid(pq *processqueue.ProcessQueue, now time.Time) bool {
+	return pq.Locked() && !pq.LockExpired(now)
 }
 
 // lockNew locks a queue about to be added (the rebalancer's BeforeAdd): a queue is only
@@ -143,7 +144,7 @@ func (l *queueLocks) regain(ctx context.Context, q message.Queue, pq *processque
 // relock tries to lock one queue whose task found it unlocked; it reports whether the
 // queue may be consumed.
 func (l *queueLocks) relock(q message.Queue, pq *processqueue.ProcessQueue) bool {
-	if l.valid(pq) {
+	if l.valid(pq, time.Now()) {
 		return true
 	}
 	l.mu.Lock()
