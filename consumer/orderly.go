@@ -123,7 +123,8 @@ func (s *orderlyService) run(r *pull.Request, call *ConsumeCall, oc *OrderlyCont
 		return
 	}
 	// The clock is read once per call (a read costs as much as the rest of a quick
-	// call's bookkeeping): now is the task's start, then the end of each call.
+	// call's bookkeeping): now is the task's start, then the end of each call; it is
+	// also the take's last consume time.
 	now := time.Now()
 	if s.locks != nil && !s.locks.valid(pq, now) {
 		s.relockLater(r, orderlyRelockDelay)
@@ -142,7 +143,7 @@ func (s *orderlyService) run(r *pull.Request, call *ConsumeCall, oc *OrderlyCont
 			s.later(r, orderlyAgainDelay) // let other queues have the worker
 			return
 		}
-		msgs := pq.Take(s.c.cfg.consumeBatchMaxSize)
+		msgs := pq.TakeAt(s.c.cfg.consumeBatchMaxSize, now)
 		if len(msgs) == 0 {
 			return // Take cleared the queue's task mark; the next Put starts a task
 		}

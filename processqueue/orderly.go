@@ -15,11 +15,16 @@ import (
 // time.Now(). Taken messages leave the consume-start list: orderly consumption has no
 // consume timeout.
 func (pq *ProcessQueue) Take(n int) []*message.Ext {
-	now := time.Now().UnixNano()
+	return pq.TakeAt(n, time.Now())
+}
+
+// TakeAt is Take with the last consume time given: the orderly consume service passes
+// the end of its previous listener call instead of reading the clock again.
+func (pq *ProcessQueue) TakeAt(n int, at time.Time) []*message.Ext {
 	var out []*message.Ext
 
 	pq.mu.Lock()
-	pq.lastConsume.Store(now)
+	pq.lastConsume.Store(at.UnixNano())
 	if k := min(n, pq.cache.Len()); k > 0 {
 		out = make([]*message.Ext, 0, k)
 		for range k {

@@ -36,6 +36,9 @@ func TestTake(t *testing.T) {
 			require.Equal(t, tc.wantCache, int(pq.Snapshot().CachedMsgCount))
 			require.Equal(t, int64(len(tc.put)), pq.Count(), "taken messages still count")
 			require.NotEqual(t, t0.UnixNano(), pq.LastConsumeTime().UnixNano(), "Take stamps the last consume time")
+			at := t0.Add(time.Hour)
+			pq.TakeAt(tc.n, at)
+			require.True(t, pq.LastConsumeTime().Equal(at), "TakeAt stamps the time given")
 		})
 	}
 }
