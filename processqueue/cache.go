@@ -58,7 +58,7 @@ func (pq *ProcessQueue) Put(msgs []*message.Ext, brokerMaxOffset int64) (added [
 		dup := false
 		if !run {
 			dup = m == nil ||
-				pq.taken.Len() > 0 && pq.taken.Has(item{off: e.off}) ||
+				pq.taken.Len() > 0 && pq.taken.Has(e.off) ||
 				!pq.cache.Add(slab[i:i+1]) // a cached copy stays, with its start time
 		}
 		if dup {
@@ -227,7 +227,7 @@ func (pq *ProcessQueue) HasCached() bool {
 func (pq *ProcessQueue) Clear() {
 	pq.mu.Lock()
 	pq.cache.Clear()
-	pq.taken.Clear(true)
+	pq.taken.Clear()
 	pq.startHead, pq.startTail = nil, nil
 	pq.count.Store(0)
 	pq.size.Store(0)

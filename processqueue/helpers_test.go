@@ -82,10 +82,10 @@ func checkStartList(t require.TestingT, pq *ProcessQueue) {
 			require.True(t, onList[e], "stamped cache entry %d not on the list", e.off)
 		}
 	}
-	pq.taken.Ascend(func(it item) bool {
+	for i, it := range pq.taken.All() {
 		require.False(t, it.e.started, "taken entry %d still on the list", it.off)
-		return true
-	})
+		require.True(t, i == 0 || pq.taken.All()[i-1].off < it.off, "taken set out of order at %d", it.off)
+	}
 	require.Equal(t, stamped, len(onList), "list holds entries that are not cached")
 }
 
@@ -135,11 +135,10 @@ func cachedEntries(pq *ProcessQueue) []*entry {
 func checkLetGo(pq *ProcessQueue) {
 	taken := map[*entry]bool{}
 	var segs []*segment
-	pq.taken.Ascend(func(it item) bool {
+	for _, it := range pq.taken.All() {
 		taken[it.e] = true
 		segs = append(segs, it.s)
-		return true
-	})
+	}
 	pq.cache.tree.Ascend(func(it segItem) bool {
 		segs = append(segs, it.s)
 		return true

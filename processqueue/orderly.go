@@ -61,14 +61,13 @@ func (pq *ProcessQueue) Commit() (offset int64, ok bool) {
 		offset = first.off
 	}
 	var bytes int64
-	pq.taken.Ascend(func(it item) bool {
+	for _, it := range pq.taken.All() {
 		bytes += int64(it.e.size)
 		it.e.msg = nil // its segment may stay cached for a while: let the message go
-		return true
-	})
+	}
 	pq.count.Sub(int64(pq.taken.Len()))
 	pq.size.Sub(bytes)
-	pq.taken.Clear(true)
+	pq.taken.Clear()
 	return offset, true
 }
 
@@ -82,7 +81,7 @@ func (pq *ProcessQueue) ConsumeAgain(msgs []*message.Ext) {
 		if m == nil {
 			continue
 		}
-		if it, ok := pq.taken.Delete(item{off: m.QueueOffset}); ok {
+		if it, ok := pq.taken.Delete(m.QueueOffset); ok {
 			pq.readd(it)
 		}
 	}
@@ -92,11 +91,10 @@ func (pq *ProcessQueue) ConsumeAgain(msgs []*message.Ext) {
 func (pq *ProcessQueue) Rollback() {
 	pq.mu.Lock()
 	defer pq.mu.Unlock()
-	pq.taken.Ascend(func(it item) bool {
+	for _, it := range pq.taken.All() {
 		pq.readd(it)
-		return true
-	})
-	pq.taken.Clear(true)
+	}
+	pq.taken.Clear()
 }
 
 // TakenCount returns how many messages are taken and not yet committed or put back.

@@ -4,7 +4,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/btree"
 	"go.uber.org/atomic"
 
 	"github.com/rmqpush/rmqpush/message"
@@ -25,13 +24,9 @@ const (
 	LockInterval = 20 * time.Second
 )
 
-// btreeDegree is the degree of both trees. A queue caches about a thousand messages at
+// btreeDegree is the degree of the cache's tree. A queue caches about a thousand messages at
 // most (PullThresholdForQueue), so the trees stay two or three levels deep.
 const btreeDegree = 16
-
-// takenFreeNodes is the taken tree's node free list: orderly listeners take a consume
-// batch (1 to 32 messages) at a time, one or two nodes.
-const takenFreeNodes = 4
 
 // entry is one cached message. Entries are allocated in one slab per Put call, which
 // is also the cache's segment of them (see segments.go), so a batch of pulled messages
@@ -52,14 +47,12 @@ type entry struct {
 	// size class (56-byte entries took 2,048).
 }
 
-// item is what the taken tree holds: the key by value, so lookups need no allocation.
+// item is what the taken set holds: the key by value.
 type item struct {
 	off int64
 	e   *entry
 	s   *segment // e's segment, where Readd puts it back
 }
-
-func lessItem(a, b item) bool { return a.off < b.off }
 
 // ProcessQueue is the cache of messages pulled from one message queue and not yet
 // consumed. The zero value is not usable; create one with New.
@@ -70,7 +63,7 @@ type ProcessQueue struct {
 	cache cacheMap
 	// taken holds the messages Take handed to an orderly listener and not yet
 	// committed or put back (Java consumingMsgOrderlyTreeMap).
-	taken *btree.BTreeG[item]
+	taken takenSet
 	// created is the time New was given, which consume-start stamps are relative to.
 	created time.Time
 	// queueOffsetMax is the highest offset ever put (Java queueOffsetMax, which Java
@@ -112,7 +105,6 @@ func New(now time.Time) *ProcessQueue {
 	pq := &ProcessQueue{
 		created:     now,
 		cache:       newCacheMap(),
-		taken:       btree.NewWithFreeListG(btreeDegree, lessItem, btree.NewFreeListG[item](takenFreeNodes)),
 		consumeLock: make(chan struct{}, 1),
 	}
 	n := now.UnixNano()

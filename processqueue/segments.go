@@ -19,7 +19,7 @@ import (
 
 // segment is a run of entries put together: ents is sorted by offset with no two
 // alike, and its memory never moves, so a cached entry's address is stable (the
-// consume-start list and the taken tree hold entry pointers). An entry in ents is in
+// consume-start list and the taken set hold entry pointers). An entry in ents is in
 // the cache while its cached flag is set; a segment is in the tree while it has one.
 type segment struct {
 	ents []entry
@@ -239,7 +239,7 @@ func (c *cacheMap) cache(s *segment, k int) {
 // When no segment covers e's offset and home's range is clear, every entry of home is
 // out of the cache: a cached entry's segment, or a piece of it sharing its memory, is
 // in the tree and covers it. (Clear drops segments whose entries keep their cached
-// flags; it empties the taken tree too, so none of them comes back here as a home.)
+// flags; it empties the taken set too, so none of them comes back here as a home.)
 func (c *cacheMap) Readd(e *entry, home *segment) bool {
 	s, k := c.find(e.off)
 	if s == nil && c.fitsRange(home.ents[0].off, home.last()) {
