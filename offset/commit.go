@@ -93,14 +93,16 @@ func (t *table) endPull(c PullCommit, outcome CommitOutcome) {
 		e.unsure = time.Now().Add(t.grace)
 	}
 	t.settledLocked()
-	t.unlockCommit(c.q, e, outcome != CommitUnknown)
+	t.unlockCommit(c.q, e, outcome != CommitUnknown, false)
 }
 
 // unlockCommit unlocks t.mu and then, when ask and e (q's current entry) is ahead of the
-// offset the broker holds, calls the commit hook. t.mu is held.
-func (t *table) unlockCommit(q message.Queue, e *entry, ask bool) {
+// offset the broker holds, calls the commit hook. t.mu is held. current says that the
+// caller looked e up under this hold of t.mu: it is q's entry, and is not looked up
+// again (an offset update's one map lookup, not two).
+func (t *table) unlockCommit(q message.Queue, e *entry, ask, current bool) {
 	hook := t.commit
-	ask = ask && hook != nil && e.offset != e.persisted && t.entries[q] == e
+	ask = ask && hook != nil && e.offset != e.persisted && (current || t.entries[q] == e)
 	t.mu.Unlock()
 	if ask {
 		hook()
@@ -168,5 +170,5 @@ func (t *table) endWrite(q message.Queue, e *entry, off int64, written, unsure b
 		e.unsure = time.Now().Add(t.grace)
 	}
 	t.settledLocked()
-	t.unlockCommit(q, e, written)
+	t.unlockCommit(q, e, written, false)
 }

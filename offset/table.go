@@ -89,7 +89,7 @@ func (t *table) updateLocked(q message.Queue, offset int64, increaseOnly bool) {
 		return
 	}
 	e.offset = offset
-	t.unlockCommit(q, e, true)
+	t.unlockCommit(q, e, true, true)
 }
 
 func (t *table) updateAndFreeze(q message.Queue, offset int64) {
@@ -100,7 +100,7 @@ func (t *table) updateAndFreeze(q message.Queue, offset int64) {
 		t.entries[q] = e
 	}
 	e.offset, e.frozen = offset, true
-	t.unlockCommit(q, e, true)
+	t.unlockCommit(q, e, true, true)
 }
 
 // set stores an offset read from the backing store as already persisted.
