@@ -13,9 +13,10 @@
 //
 // # What it owns
 //
-//   - the cache tree (Java msgTreeMap) and, for orderly consumption, the "consuming"
-//     tree of messages handed to the listener by Take (Java consumingMsgOrderlyTreeMap);
-//   - the message count and body-byte size of both trees, the highest offset seen, the
+//   - the cache tree (Java msgTreeMap) and, for orderly consumption, the taken set of
+//     messages handed to the listener by Take (Java consumingMsgOrderlyTreeMap: a sorted
+//     slice here, as it holds one listener call's batch; see taken.go);
+//   - the message count and body-byte size of both, the highest offset seen, the
 //     broker's max offset hint;
 //   - the dropped and locked flags, the last pull, consume and lock times, the number of
 //     failed unlock attempts;
@@ -28,13 +29,14 @@
 // # Goroutines and locks
 //
 // The package starts no goroutine. Every method is safe for concurrent use. One
-// sync.RWMutex guards the two trees, the consume-start list, the highest offset seen and
-// the "consuming" flag; counters, flags and timestamps are atomics and can be read
-// without taking it. The consume lock is separate and never taken by this package.
+// sync.RWMutex guards the cache tree, the taken set, the consume-start list, the
+// highest offset seen and the "consuming" flag; counters, flags and timestamps are
+// atomics and can be read without taking it. The consume lock is separate and never taken by this package.
 //
 // # Time
 //
 // Methods that compare times take the current time as an argument (PullExpired,
 // LockExpired, Expired, ...), so callers and tests control the clock. Remove and Take
-// stamp the last consume time with time.Now, as Java does.
+// stamp the last consume time with time.Now, as Java does; RemoveAt and TakeAt with a
+// time the caller read anyway.
 package processqueue
