@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -188,4 +190,74 @@ func TestFrameReaderLentBodyCutShort(t *testing.T) {
 	require.Equal(t, 1, asked)
 	require.Nil(t, fr.lent, "the lent buffer is let go")
 	require.Nil(t, fr.part)
+}
+
+// A call that times out after its response's header arrived, its body still coming,
+// fails once with ErrTimeout; the buffer lent at the header is never handed to anyone
+// else (no second callback). When the body was streaming (more than a read buffer of it
+// had arrived) the connection is kept, the rest of the body is read into that buffer
+// and dropped, and the next call gets its own response on the same connection; when
+// only a few bytes had arrived the peer counts as stalled: the connection closes and
+// the next call dials again.
+func TestInvokeAsyncIntoTimesOutBetweenHeaderAndBody(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		size, before int // the body's size, and how much of it comes before the timeout
+		kept         bool
+	}{
+		{"streaming", 100 << 10, streamingBytes + 4096, true},
+		{"stalled", 5000, 10, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			body := bytes.Repeat([]byte{'b'}, tc.size)
+			timedOut := make(chan struct{})
+			var answers atomic.Int32
+			p := newHostilePeer(t, func(nc net.Conn, req *Command, stop <-chan struct{}) {
+				f := answerFrame(t, req, body)
+				if answers.Add(1) > 1 {
+					_, _ = nc.Write(f)
+					return
+				}
+				cut := len(f) - len(body) + tc.before // the header and the body's first bytes
+				_, _ = nc.Write(f[:cut])
+				select {
+				case <-timedOut:
+				case <-stop:
+					return
+				}
+				_, _ = nc.Write(f[cut:])
+			})
+			defer p.close()
+			closed := make(chan error, 2)
+			c := newClient(t, WithConnHooks(ConnHooks{OnConnClosed: func(_ string, err error) { closed <- err }}))
+			defer c.Close()
+
+			src := &recordingSource{}
+			results := make(chan error, 2)
+			require.NoError(t, c.InvokeAsyncInto(p.addr(), NewRequest(codeEcho, nil, nil), 300*time.Millisecond, src,
+				func(_ *Command, err error) { results <- err }))
+			require.ErrorIs(t, waitErr(t, results), ErrTimeout)
+			if !tc.kept {
+				requireStalled(t, closed)
+			}
+			close(timedOut)
+
+			resp := invokeInto(t, c, p.addr(), nil, &recordingSource{})
+			require.Equal(t, body, resp.Body)
+			require.Equal(t, 1, src.callers, "the first call's buffer was lent once, at its header")
+			want := int32(2) // the stalled connection and the next one
+			if tc.kept {
+				require.Empty(t, closed, "the connection answering is kept")
+				require.Equal(t, body, src.lent[0], "the late body read into its lent buffer, before the next frame")
+				want = 1
+			}
+			require.Equal(t, want, p.accepted.Load(), "connections dialled")
+			select {
+			case err := <-results:
+				t.Fatalf("a second callback for the timed-out call: %v", err)
+			case <-time.After(50 * time.Millisecond):
+			}
+		})
+	}
 }
