@@ -194,6 +194,7 @@ func (s *orderlyService) consumeBatch(r *pull.Request, msgs []*message.Ext, call
 		call.Took, call.Status, call.Success, call.AckIndex = took, status.String(), ok, ack
 		call.ReturnType = returnType(panicked, ok, took >= s.c.cfg.consumeTimeout)
 		s.c.hooks.endCall(ctx, call)
+		end = time.Now() // hooks may take long: neither the lock check nor the next call's time may include them
 	}
 	s.c.stats.consumed(q.Topic, took, ok, len(msgs), ack)
 
