@@ -31,7 +31,8 @@
 // The package starts no goroutine. Every method is safe for concurrent use. One
 // sync.RWMutex guards the cache tree, the taken set, the consume-start list, the
 // highest offset seen and the "consuming" flag; counters, flags and timestamps are
-// atomics and can be read without taking it. The consume lock is separate and never taken by this package.
+// atomics and can be read without taking it. The consume lock is separate and never
+// taken by this package.
 //
 // # Time
 //

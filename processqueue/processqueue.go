@@ -24,8 +24,8 @@ const (
 	LockInterval = 20 * time.Second
 )
 
-// btreeDegree is the degree of the cache's tree. A queue caches about a thousand messages at
-// most (PullThresholdForQueue), so the trees stay two or three levels deep.
+// btreeDegree is the degree of the cache's tree. A queue caches about a thousand
+// messages at most (PullThresholdForQueue), so the tree stays two or three levels deep.
 const btreeDegree = 16
 
 // entry is one cached message. Entries are allocated in one slab per Put call, which

@@ -296,7 +296,7 @@ func (s *Service) found(r *Request, sub protocol.SubscriptionData, sent time.Tim
 	var lease *Lease // nil unless bodies are lent
 	if s.bodies != nil {
 		lease = newLease(s.bodies, res.Body)
-		defer lease.Release() // the service's reference, after Dispatch took its own
+		defer lease.Release() // the service's reference, after Dispatch (orderly: Held.put) took its own
 		msgs, err = s.cfg.Decoder.DecodeLent(res.Body, extra[:]...)
 	} else {
 		msgs, err = s.cfg.Decoder.DecodeOwned(res.Body, extra[:]...)
