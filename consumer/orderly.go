@@ -131,6 +131,12 @@ func (s *orderlyService) run(r *pull.Request, call *ConsumeCall, oc *OrderlyCont
 		return
 	}
 	begin := now
+	// The calls' statistics are recorded together, as a concurrent run's are: every
+	// runCommit and when the task ends (a map lookup and four shared counters, not per
+	// call).
+	var tally callTally
+	recorded := now
+	defer s.c.stats.record(r.Queue.Topic, &tally)
 	for {
 		if pq.Dropped() || s.stopping.Load() {
 			return
@@ -148,16 +154,21 @@ func (s *orderlyService) run(r *pull.Request, call *ConsumeCall, oc *OrderlyCont
 			return // Take cleared the queue's task mark; the next Put starts a task
 		}
 		var goOn bool
-		if now, goOn = s.consumeBatch(r, msgs, call, oc, now); !goOn {
+		if now, goOn = s.consumeBatch(r, msgs, call, oc, now, &tally); !goOn {
 			return
+		}
+		if now.Sub(recorded) >= runCommit {
+			s.c.stats.record(r.Queue.Topic, &tally)
+			recorded = now
 		}
 	}
 }
 
 // consumeBatch calls the listener on msgs and applies the result (Java's
 // processConsumeResult with autoCommit). now is the time, read just before msgs were
-// taken. It returns the time the call ended and whether the task may go on.
-func (s *orderlyService) consumeBatch(r *pull.Request, msgs []*message.Ext, call *ConsumeCall, oc *OrderlyContext, now time.Time) (end time.Time, goOn bool) {
+// taken; the call is counted in tally. It returns the time the call ended and whether
+// the task may go on.
+func (s *orderlyService) consumeBatch(r *pull.Request, msgs []*message.Ext, call *ConsumeCall, oc *OrderlyContext, now time.Time, tally *callTally) (end time.Time, goOn bool) {
 	pq, q := r.PQ, r.Queue
 	uq := s.c.names.UserQueue(q) // without the namespace: what the listener and hooks see
 	*oc = OrderlyContext{Queue: uq, SuspendCurrentQueueTimeMillis: -1}
@@ -196,7 +207,7 @@ func (s *orderlyService) consumeBatch(r *pull.Request, msgs []*message.Ext, call
 		s.c.hooks.endCall(ctx, call)
 		end = time.Now() // hooks may take long: neither the lock check nor the next call's time may include them
 	}
-	s.c.stats.consumed(q.Topic, took, ok, len(msgs), ack)
+	tally.add(took, ok, len(msgs), ack)
 
 	if status == SuspendCurrentQueueAMoment {
 		if again := s.retryLocally(msgs); again > 0 {

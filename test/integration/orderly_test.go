@@ -174,6 +174,12 @@ func TestOrderlySuspendBacksOffAndDeadLetters(t *testing.T) {
 	waitFor(t, 5*time.Second, "the dead letter", func() bool { return len(c.DLQMessages("og")) == 1 })
 	require.Equal(t, "poison", string(c.DLQMessages("og")[0].Body))
 	require.Empty(t, c.RetryMessages("og"), "orderly retries are local, not through the retry topic")
+	// The calls' statistics, gathered per task, are all recorded once the tasks end:
+	// four failed calls on "poison", one good one on "next".
+	waitFor(t, 5*time.Second, "the statistics", func() bool {
+		ts := pc.Stats().Topics["t"]
+		return ts.ConsumedMsgs == 1 && ts.ConsumeFailedMsgs == 4
+	}, func() string { return fmt.Sprintf("%+v", pc.Stats().Topics["t"]) })
 }
 
 func TestOrderlyLostLockStopsConsumptionUntilRelocked(t *testing.T) {
