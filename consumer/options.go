@@ -309,9 +309,6 @@ func (c *cfg) validate() error {
 	if err := c.validatePop(); err != nil {
 		return err
 	}
-	if c.lentBodies && c.model == Clustering && !c.clientRebalance {
-		return optionError("WithLentBodies", "POP consumption (WithClientRebalance(false)) does not lend bodies")
-	}
 	if c.pullInterval > 0 && c.pullInterval < time.Millisecond {
 		return optionError("WithPullInterval", "%v is below the 1ms resolution", c.pullInterval)
 	}

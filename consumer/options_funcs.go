@@ -91,10 +91,11 @@ func WithReadLoopConsume(maxAvg time.Duration) Option {
 //
 // It saves allocating, zeroing and collecting the pulled bytes, which grows with the
 // message size: for 1 KiB messages up to a quarter of the consumer's CPU per message,
-// for 128 B nothing (the README's "Lent bodies" has the measurements). For pull
-// consumption, concurrent or orderly (an orderly queue's buffers are kept until its
-// commits pass their messages, so a suspended batch is consumed again with its bodies);
-// NewPushConsumer refuses it with POP (WithClientRebalance(false)). Default off.
+// for 128 B nothing (the README's "Lent bodies" has the measurements). For every kind
+// of consumption: concurrent, orderly (an orderly queue's buffers are kept until its
+// commits pass their messages, so a suspended batch is consumed again with its bodies)
+// and POP (a pop's buffer is kept until every message of it is acked, made invisible
+// for its retry, or sent to the dead-letter queue). Default off.
 func WithLentBodies() Option { return func(c *cfg) { c.lentBodies = true } }
 
 // WithConsumeMessageBatchMaxSize sets the most messages one listener call gets. Default

@@ -43,7 +43,7 @@ func TestNewPushConsumerValidatesOptions(t *testing.T) {
 		{"read loop consume past the takeover", "g", []Option{ns, WithReadLoopConsume(2 * time.Millisecond)}, "WithReadLoopConsume"},
 		{"lent bodies", "g", []Option{ns, WithLentBodies()}, ""},
 		{"lent bodies broadcasting", "g", []Option{ns, WithLentBodies(), WithMessageModel(Broadcasting)}, ""},
-		{"lent bodies with pop", "g", []Option{ns, WithLentBodies(), WithClientRebalance(false)}, "WithLentBodies"},
+		{"lent bodies with pop", "g", []Option{ns, WithLentBodies(), WithClientRebalance(false)}, ""},
 		{"client ip", "g", []Option{ns, WithClientIP("10.0.0.1@x")}, "WithClientIP"},
 		{"nil logger means none", "g", []Option{ns, WithLogger(nil)}, ""},
 		{"slog logger", "g", []Option{ns, WithLogger(logging.Slog(slog.Default()))}, ""},

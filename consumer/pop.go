@@ -182,6 +182,7 @@ func (c *PushConsumer) buildPopService(service *concurrentService) error {
 		OnPulled:       c.pulled,
 		DeadLetter:     c.deadLetter,
 		Async:          func(fn func()) { c.brokerJobs.after(0, fn) },
+		LendBodies:     c.cfg.lentBodies,
 	})
 	return err
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/rmqpush/rmqpush/message"
 	"github.com/rmqpush/rmqpush/processqueue"
 	"github.com/rmqpush/rmqpush/pull"
+	"github.com/rmqpush/rmqpush/remoting"
 )
 
 // A failed popped message's retry delay is Java's: popDelayLevel[reconsume times], or
@@ -46,7 +47,7 @@ func TestPopRetryDelays(t *testing.T) {
 type nopPopBroker struct{}
 
 func (nopPopBroker) FindBrokerAddr(string, int64, bool) (string, bool, bool) { return "", false, false }
-func (nopPopBroker) PopAsync(string, *protocol.PopMessageRequest, time.Duration, func(*client.PopResult, error)) error {
+func (nopPopBroker) PopAsync(string, *protocol.PopMessageRequest, time.Duration, remoting.BodySource, func(*client.PopResult, error)) error {
 	return client.ErrClosed
 }
 func (nopPopBroker) AckAsync(string, *protocol.AckMessageRequest, time.Duration, func(error)) error {
@@ -86,7 +87,7 @@ func TestPopTasksDroppedAtStopAreAbandoned(t *testing.T) {
 			msgs[i] = &message.Ext{QueueOffset: int64(i)}
 			handles[i] = "0 1 60000 0 0 b 0 " + strconv.Itoa(i)
 		}
-		b := processqueue.NewPopBatch(msgs, handles, time.Now(), time.Now().Add(time.Minute))
+		b := processqueue.NewPopBatch(msgs, handles, time.Now(), time.Now().Add(time.Minute), nil)
 		pq.Add(b)
 		return b
 	}

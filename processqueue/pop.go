@@ -121,6 +121,10 @@ type PopEntry struct {
 	delay     time.Duration // with PopActionRetry
 }
 
+// A BodyLease holds the buffer a batch's message bodies are lent from (pull.Lease, with
+// lent bodies): one reference for each message of the batch, which ReleaseBody drops.
+type BodyLease interface{ Release() }
+
 // PopBatch is the messages one pop returned from one broker, with their handles. The
 // consume service hands its messages to listener calls, and each message leaves the
 // batch once its result is applied (Finish); an extension of a message's invisible time
@@ -128,6 +132,7 @@ type PopEntry struct {
 type PopBatch struct {
 	q           *PopQueue
 	msgs        []*message.Ext
+	bodies      BodyLease // nil unless the bodies are lent
 	popped      time.Time // when the pop was answered
 	size        int64
 	oldestStore atomic.Int64 // store time (ms) of the oldest message not handed back; 0: none
@@ -138,9 +143,10 @@ type PopBatch struct {
 }
 
 // NewPopBatch returns a batch of msgs with their handles, popped at popped, each visible
-// again at deadline unless handed back.
-func NewPopBatch(msgs []*message.Ext, handles []string, popped, deadline time.Time) *PopBatch {
-	b := &PopBatch{msgs: msgs, popped: popped, entries: make([]PopEntry, len(msgs)), left: len(msgs)}
+// again at deadline unless handed back. bodies, when not nil, holds a reference for each
+// message of msgs, whose bodies it lends.
+func NewPopBatch(msgs []*message.Ext, handles []string, popped, deadline time.Time, bodies BodyLease) *PopBatch {
+	b := &PopBatch{msgs: msgs, bodies: bodies, popped: popped, entries: make([]PopEntry, len(msgs)), left: len(msgs)}
 	oldest := int64(0)
 	for i, m := range msgs {
 		b.entries[i] = PopEntry{Handle: handles[i], Deadline: deadline}
@@ -154,6 +160,15 @@ func NewPopBatch(msgs []*message.Ext, handles []string, popped, deadline time.Ti
 
 // Msgs returns the batch's messages.
 func (b *PopBatch) Msgs() []*message.Ext { return b.msgs }
+
+// ReleaseBody drops one message's reference to the batch's lent bodies: call it once for
+// each message, after its result was applied and nothing reads its body any more (a
+// dead-letter send reads it). Without lent bodies it does nothing.
+func (b *PopBatch) ReleaseBody() {
+	if b.bodies != nil {
+		b.bodies.Release()
+	}
+}
 
 // Queue returns the PopQueue the batch was added to.
 func (b *PopBatch) Queue() *PopQueue { return b.q }

@@ -21,7 +21,7 @@ func popMsgs(n int, store int64) []*message.Ext {
 func TestPopQueueCountsAndOldest(t *testing.T) {
 	now := time.Now()
 	q := NewPopQueue(now)
-	b := NewPopBatch(popMsgs(3, 100), []string{"h0", "h1", "h2"}, now, now.Add(time.Minute))
+	b := NewPopBatch(popMsgs(3, 100), []string{"h0", "h1", "h2"}, now, now.Add(time.Minute), nil)
 	q.Add(b)
 	require.Equal(t, int64(3), q.Count())
 	require.Equal(t, int64(30), q.Size())
@@ -55,7 +55,7 @@ func TestPopQueueCountsAndOldest(t *testing.T) {
 func TestPopBatchExtension(t *testing.T) {
 	now := time.Now()
 	q := NewPopQueue(now)
-	b := NewPopBatch(popMsgs(3, 1), []string{"a", "b", "c"}, now, now.Add(10*time.Second))
+	b := NewPopBatch(popMsgs(3, 1), []string{"a", "b", "c"}, now, now.Add(10*time.Second), nil)
 	q.Add(b)
 	require.Empty(t, b.DueForExtension(now, 5*time.Second, time.Minute, nil), "not due yet")
 	due := b.DueForExtension(now.Add(6*time.Second), 5*time.Second, time.Minute, nil)
@@ -82,13 +82,13 @@ func TestPopBatchExtension(t *testing.T) {
 	require.Equal(t, "c", e.Handle, "the extension failed: the old handle")
 	require.Zero(t, q.Count())
 
-	old := NewPopBatch(popMsgs(1, 1), []string{"x"}, now.Add(-time.Hour), now.Add(time.Second))
+	old := NewPopBatch(popMsgs(1, 1), []string{"x"}, now.Add(-time.Hour), now.Add(time.Second), nil)
 	require.Empty(t, old.DueForExtension(now, 5*time.Second, time.Minute, nil), "held past maxHold: not extended")
 }
 
 func TestPopBatchBeginConsume(t *testing.T) {
 	now := time.Now()
-	b := NewPopBatch(popMsgs(2, 1), []string{"a", "b"}, now, now.Add(time.Second))
+	b := NewPopBatch(popMsgs(2, 1), []string{"a", "b"}, now, now.Add(time.Second), nil)
 	NewPopQueue(now).Add(b)
 	require.Equal(t, []bool{true, true}, b.BeginConsume(0, 2, now, nil))
 	require.Equal(t, now, b.Entry(1).ConsumeStart)
@@ -100,7 +100,7 @@ func TestPopQueueConcurrentFinish(t *testing.T) {
 	q := NewPopQueue(now)
 	var batches []*PopBatch
 	for range 8 {
-		b := NewPopBatch(popMsgs(32, 1), make([]string, 32), now, now.Add(time.Minute))
+		b := NewPopBatch(popMsgs(32, 1), make([]string, 32), now, now.Add(time.Minute), nil)
 		q.Add(b)
 		batches = append(batches, b)
 	}

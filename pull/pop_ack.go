@@ -60,9 +60,13 @@ func (s *PopService) Apply(r *PopRequest, b *processqueue.PopBatch, i int, actio
 	}
 }
 
-// apply sends what action needs for message i, whose state is e. A dead-letter send
-// goes through cfg.Async unless canWait.
+// apply sends what action needs for message i, whose state is e, and then releases the
+// message's lent body (only a dead-letter send reads it). A dead-letter send goes
+// through cfg.Async unless canWait.
 func (s *PopService) apply(r *PopRequest, b *processqueue.PopBatch, i int, e processqueue.PopEntry, action processqueue.PopAction, delay time.Duration, canWait bool) {
+	if action != processqueue.PopActionDLQ {
+		defer b.ReleaseBody()
+	}
 	switch action {
 	case processqueue.PopActionAck:
 		s.acks.ack(r.Queue.Topic, e.Handle, !e.Deadline.After(time.Now()))
@@ -77,6 +81,7 @@ func (s *PopService) apply(r *PopRequest, b *processqueue.PopBatch, i int, e pro
 	case processqueue.PopActionDLQ:
 		m := b.Msgs()[i]
 		send := func() {
+			defer b.ReleaseBody()
 			if s.cfg.DeadLetter(m) {
 				s.counters.DeadLettered.Add(1)
 				s.acks.ack(r.Queue.Topic, e.Handle, false)

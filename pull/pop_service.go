@@ -12,6 +12,7 @@ import (
 	"github.com/rmqpush/rmqpush/internal/protocol"
 	"github.com/rmqpush/rmqpush/message"
 	"github.com/rmqpush/rmqpush/processqueue"
+	"github.com/rmqpush/rmqpush/remoting"
 )
 
 // PopBroker is what the PopService needs from the client instance.
@@ -19,7 +20,8 @@ type PopBroker interface {
 	// FindBrokerAddr returns the address of broker brokerName's node brokerID; see Broker.
 	FindBrokerAddr(brokerName string, brokerID int64, onlyThisBroker bool) (addr string, slave, found bool)
 	// PopAsync sends a pop; callback gets its result or error on another goroutine.
-	PopAsync(addr string, h *protocol.PopMessageRequest, timeout time.Duration, callback func(*client.PopResult, error)) error
+	// bodies, when not nil, lends the buffer the answer's body is read into.
+	PopAsync(addr string, h *protocol.PopMessageRequest, timeout time.Duration, bodies remoting.BodySource, callback func(*client.PopResult, error)) error
 	// AckAsync sends an ack; callback gets nil or the error.
 	AckAsync(addr string, h *protocol.AckMessageRequest, timeout time.Duration, callback func(error)) error
 	// BatchAckAsync sends a batch of acks; callback gets nil or the error.
@@ -79,6 +81,11 @@ type PopConfig struct {
 	// Async runs fn later on a goroutine that may wait on the network: a dead-letter
 	// send whose extension was in flight when its listener call ended.
 	Async func(fn func())
+
+	// LendBodies reads pop answers into reused buffers, as Config.LendBodies does pull
+	// answers (lend.go): a batch's buffer goes back to the pool once every message of
+	// it has had its result applied, dead-letter sends included.
+	LendBodies bool
 }
 
 func (c *PopConfig) check() error {
@@ -112,11 +119,13 @@ const popCallGrace = 10 * time.Second
 // each popped message (pop_ack.go) and extends the invisible time of those still waiting
 // or being consumed (pop_extend.go).
 type PopService struct {
-	cfg   PopConfig
-	log   logging.Logger
-	queue *requestQueue[*popPipe]
-	names client.Names
-	acks  *acker
+	cfg    PopConfig
+	log    logging.Logger
+	queue  *requestQueue[*popPipe]
+	names  client.Names
+	acks   *acker
+	bodies *bodyPool           // with LendBodies: the answers' buffers; else nil
+	src    remoting.BodySource // bodies as the pops' BodySource, or nil
 
 	startOnce sync.Once
 	stopOnce  sync.Once
@@ -173,6 +182,10 @@ func NewPopService(cfg PopConfig) (*PopService, error) {
 		reqs:    make(map[*PopRequest]struct{}),
 	}
 	s.acks = newAcker(s)
+	if cfg.LendBodies {
+		s.bodies = &bodyPool{}
+		s.src = s.bodies
+	}
 	return s, nil
 }
 
@@ -278,7 +291,7 @@ func (s *PopService) pop(p *popPipe) {
 	p.sent, p.addr = now, addr
 	s.inflight.Add(1)
 	s.counters.PopsSent.Add(1)
-	if err := s.cfg.Broker.PopAsync(addr, &h, s.cfg.PollTime+popCallGrace, p.onAnswer); err != nil {
+	if err := s.cfg.Broker.PopAsync(addr, &h, s.cfg.PollTime+popCallGrace, s.src, p.onAnswer); err != nil {
 		s.inflight.Done()
 		s.counters.PopErrors.Add(1)
 		s.logLimited(&s.failureLog, logging.LevelWarn, "pop not sent; retrying later", r, err)
@@ -369,7 +382,16 @@ func (s *PopService) found(p *popPipe, res *client.PopResult) int {
 	// A record that does not decode ends what decodes: the records before it are
 	// consumed (their handles are the first the answer lists for their queues); it and
 	// those after it come back once their invisible time is over, as Java's would.
-	msgs, decodeErr := s.cfg.Decoder.DecodeOwned(res.Body)
+	var msgs []*message.Ext
+	var decodeErr error
+	var lease *Lease // nil unless bodies are lent
+	if s.bodies != nil {
+		lease = newLease(s.bodies, res.Body)
+		defer lease.Release() // the service's reference, after each kept message took one
+		msgs, decodeErr = s.cfg.Decoder.DecodeLent(res.Body)
+	} else {
+		msgs, decodeErr = s.cfg.Decoder.DecodeOwned(res.Body)
+	}
 	if err := client.SetPopHandles(r.Queue.BrokerName, &res.Header, msgs); err != nil {
 		// Without handles the messages cannot be acked: consuming them would only
 		// consume them twice. They come back once their invisible time is over.
@@ -404,7 +426,12 @@ func (s *PopService) found(p *popPipe, res *client.PopResult) int {
 	}
 	clear(msgs[len(kept):])
 	if len(kept) > 0 {
-		b := processqueue.NewPopBatch(kept, handles, p.sent, deadline)
+		var bodies processqueue.BodyLease
+		if lease != nil {
+			lease.Acquire(len(kept)) // one per message, released when its result is applied
+			bodies = lease
+		}
+		b := processqueue.NewPopBatch(kept, handles, p.sent, deadline, bodies)
 		r.PQ.Add(b)
 		s.track(r)
 		s.cfg.Dispatcher.DispatchPop(r, b)

@@ -20,6 +20,7 @@ import (
 // popCall is one pop the service sent, waiting for the test to answer it.
 type popCall struct {
 	h        protocol.PopMessageRequest
+	bodies   remoting.BodySource // lends the answer's body buffer, or nil
 	cb       func(*client.PopResult, error)
 	answered bool
 }
@@ -45,8 +46,8 @@ func newPopBroker() *popBroker {
 	return &popBroker{fakeBroker: *newFakeBroker(), pops: make(chan popCall, 16)}
 }
 
-func (b *popBroker) PopAsync(_ string, h *protocol.PopMessageRequest, _ time.Duration, cb func(*client.PopResult, error)) error {
-	b.pops <- popCall{h: *h, cb: cb}
+func (b *popBroker) PopAsync(_ string, h *protocol.PopMessageRequest, _ time.Duration, bodies remoting.BodySource, cb func(*client.PopResult, error)) error {
+	b.pops <- popCall{h: *h, bodies: bodies, cb: cb}
 	return nil
 }
 
@@ -199,7 +200,13 @@ func popFound(t *testing.T, c *popCall, from, to int64, tag string) {
 	hdr := protocol.PopMessageResponse{InvisibleTime: c.h.InvisibleTime, PopTime: time.Now().UnixMilli(), ReviveQID: 3,
 		StartOffsetInfo: string(protocol.AppendStartOffsetInfo(nil, '0', 1, from)),
 		MsgOffsetInfo:   string(protocol.AppendMsgOffsetInfo(nil, '0', 1, offs))}
-	c.cb(&client.PopResult{Status: client.PopFound, Header: hdr, Body: body(t, "t", from, to, tag)}, nil)
+	records := body(t, "t", from, to, tag)
+	if c.bodies != nil { // read into the buffer lent, as the read loop does
+		if buf := c.bodies.Body(len(records)); buf != nil {
+			records = buf[:copy(buf, records)]
+		}
+	}
+	c.cb(&client.PopResult{Status: client.PopFound, Header: hdr, Body: records}, nil)
 }
 
 func TestPopServicePopsDispatchesAndAcksInBatches(t *testing.T) {

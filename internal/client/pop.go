@@ -43,13 +43,14 @@ type PopResult struct {
 
 // PopAsync sends a POP_MESSAGE to addr without waiting, as PullAsync does a pull:
 // callback gets the result or an error (a *protocol.BrokerError for any other response
-// code, e.g. FLOW_CONTROL) on a connection's read loop or a timer.
-func (i *Instance) PopAsync(addr string, h *protocol.PopMessageRequest, timeout time.Duration, callback func(*PopResult, error)) error {
+// code, e.g. FLOW_CONTROL) on a connection's read loop or a timer. bodies, when not nil,
+// lends the buffer the answer's body is read into (remoting.BodySource).
+func (i *Instance) PopAsync(addr string, h *protocol.PopMessageRequest, timeout time.Duration, bodies remoting.BodySource, callback func(*PopResult, error)) error {
 	if i.closed() {
 		return ErrClosed
 	}
 	req := remoting.NewRequest(protocol.RequestPopMessage, h.Encode(), nil)
-	return i.rc.InvokeAsync(addr, req, timeout, func(resp *remoting.Command, err error) {
+	return i.rc.InvokeAsyncInto(addr, req, timeout, bodies, func(resp *remoting.Command, err error) {
 		if err != nil {
 			callback(nil, fmt.Errorf("client: pop %s:%d from %s: %w", h.Topic, h.QueueID, addr, err))
 			return

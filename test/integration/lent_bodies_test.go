@@ -220,3 +220,64 @@ func TestLentBodiesConsumeAllOrderly(t *testing.T) {
 	bodies.requireClean(t)
 	waitOffsetsAtEnd(t, c.Brokers()[0], "g", "t", 8)
 }
+
+// deadLetterBodies checks the bodies the send-back hooks see of dead-lettered messages.
+type deadLetterBodies struct {
+	bodies *bodyChecker
+	n      atomic.Int64
+}
+
+func (h *deadLetterBodies) OnSendBack(e consumer.SendBackEvent) {
+	if e.DeadLetter {
+		h.bodies.checkNow([]*message.Ext{e.Msg})
+		h.n.Add(1)
+	}
+}
+
+// POP consumption with WithLentBodies: every body is intact for the length of its
+// listener call while later pops reuse the buffers, through acks, retries (the broker
+// delivers the message again from the POP retry topic, from its own store) and
+// dead-letter sends, whose send-back hooks read the body after the call.
+func TestLentBodiesConsumeAllPop(t *testing.T) {
+	c := popCluster(t, "g", "t", 4)
+	const n = 3000
+	produceLent(t, c, "t", 0, n)
+	var bodies bodyChecker
+	dead := &deadLetterBodies{bodies: &bodies}
+	seen := newTally()
+	var failed atomic.Int64
+	pc := startConsumer(t, "g", "t", consumer.All(), popOptions(c, consumer.WithLentBodies(), consumer.WithHooks(dead),
+		consumer.WithConsumeMessageBatchMaxSize(4), consumer.WithMaxReconsumeTimes(1),
+		consumer.WithPopDelayLevels(20*time.Millisecond)),
+		func(_ context.Context, msgs []*message.Ext, cc *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
+			bodies.check(msgs)
+			seen.add(msgs)
+			// Every 97th message fails on its first delivery, with those after it in its
+			// call; every 613th on every delivery: after one retry it is dead-lettered.
+			for k, m := range msgs {
+				if i, _ := strconv.Atoi(m.Property("i")); i%613 == 0 || i%97 == 0 && m.ReconsumeTimes == 0 {
+					failed.Add(1)
+					cc.AckIndex = k - 1
+					return consumer.ConsumeSuccess
+				}
+			}
+			return consumer.ConsumeSuccess
+		})
+	defer shutdown(t, pc)
+	// At least one dead letter per 613th message; more when a message failing with it
+	// in its call fails twice.
+	const deadLetters = (n-1)/613 + 1
+	waitFor(t, 60*time.Second, "every message, and the dead letters", func() bool {
+		return seen.distinct() == n && dead.n.Load() >= deadLetters || bodies.bad.Load() > 0
+	}, func() string {
+		return fmt.Sprintf("%d of %d messages, %d of %d dead letters, stats %+v", seen.distinct(), n, dead.n.Load(), deadLetters, pc.Stats().Pop)
+	})
+	bodies.requireClean(t)
+	require.Greater(t, failed.Load(), int64(n/97))
+	b := c.Brokers()[0]
+	waitFor(t, 10*time.Second, "every ack", func() bool { return len(b.InflightPops("g")) == 0 },
+		func() string { return formatInflight(b.InflightPops("g")) })
+	require.Equal(t, pc.Stats().Pop.DeadLettered, dead.n.Load())
+	require.Len(t, c.DLQMessages("g"), int(dead.n.Load()))
+	bodies.requireClean(t)
+}

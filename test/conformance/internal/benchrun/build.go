@@ -19,6 +19,7 @@ const (
 var clientBins = map[string]string{
 	"rmqpush":      "benchrmqpush",
 	clientPop:      "benchpop",
+	"pop-lent":     "benchpoplent",
 	"lent":         "benchlent",
 	"orderly":      "benchorderly",
 	"orderly-lent": "benchorderlylent",
@@ -29,6 +30,7 @@ var buildPackages = []string{
 	"github.com/rmqpush/rmqpush/test/fakebroker/cmd/fakebroker",
 	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchrmqpush",
 	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchpop",
+	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchpoplent",
 	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchlent",
 	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchorderly",
 	"github.com/rmqpush/rmqpush/test/conformance/cmd/benchorderlylent",

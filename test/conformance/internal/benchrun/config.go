@@ -65,7 +65,8 @@ type Config struct {
 	Tuned bool
 	// Clients to run: "rmqpush", "peer", "pop" (rmqpush consuming by POP: the fake
 	// cluster then answers as RocketMQ 5, and each of its groups is set to POP first),
-	// "lent" (rmqpush with consumer.WithLentBodies), "orderly" (rmqpush with an
+	// "pop-lent" (the same with consumer.WithLentBodies), "lent" (rmqpush with
+	// WithLentBodies), "orderly" (rmqpush with an
 	// OrderlyListener), "orderly-lent" (the same with WithLentBodies), or a name in
 	// Workers (one whose name begins with "pop" consumes by POP too).
 	Clients []string
@@ -174,7 +175,8 @@ func (c *Config) check() error {
 const clientPop = "pop"
 
 // ClientNames lists the built-in clients (Config.Clients), for errors and help.
-const ClientNames = "rmqpush, peer, pop (rmqpush consuming by POP), lent (rmqpush lending bodies: WithLentBodies), " +
+const ClientNames = "rmqpush, peer, pop (rmqpush consuming by POP), pop-lent (the same, lending bodies), " +
+	"lent (rmqpush lending bodies: WithLentBodies), " +
 	"orderly (rmqpush with an OrderlyListener), orderly-lent (the same, lending bodies)"
 
 // isPop reports whether a client consumes by POP.

@@ -59,6 +59,6 @@ func TestClientWorkers(t *testing.T) {
 
 	cfg := Config{Runs: 1, LatencyRuns: 1, LatencyRate: 1, IdleQueues: 1, Clients: []string{"orderly-lent", "nope"}}
 	require.ErrorContains(t, cfg.check(), `"nope"`)
-	cfg.Clients = []string{"orderly", "orderly-lent", "lent", "pop", "peer", "rmqpush"}
+	cfg.Clients = []string{"orderly", "orderly-lent", "lent", "pop", "pop-lent", "peer", "rmqpush"}
 	require.NoError(t, cfg.check())
 }
