@@ -82,20 +82,23 @@ func WithReadLoopConsume(maxAvg time.Duration) Option {
 // returned and their send-backs and bookkeeping are over. A message's Body is then
 // valid only until the listener call that received it returns, as bufio.Scanner.Bytes
 // is only until the next Scan: a listener, consume hook, send-back hook, message filter
-// (WithMessageFilter) or RPC hook (the pull's answer, the retry-topic fallback's
-// request) that keeps a body (or a slice of it) beyond its call must copy it first
+// (WithMessageFilter) or RPC hook (the pull's or pop's answer, the retry-topic
+// fallback's request) that keeps a body (or a slice of it) beyond its call must copy it first
 // (bytes.Clone). Every other field, Topic and properties included, stays valid for as
 // long as it is kept. The buffers are rounded up to a power of two (at most 8 MiB of
-// them are kept free), so the memory a queue's cached messages hold may reach twice
-// what WithPullThresholdSizeForQueue counts, which is their bodies' length.
+// them are kept free by the pulls, and as much by the pops), so the memory a queue's
+// cached messages hold may reach twice what WithPullThresholdSizeForQueue counts,
+// which is their bodies' length; with POP, one message still in its listener call
+// keeps its whole pop's buffer (up to 32 messages) after the others are acked.
 //
 // It saves allocating, zeroing and collecting the pulled bytes, which grows with the
 // message size: for 1 KiB messages up to a quarter of the consumer's CPU per message,
 // for 128 B nothing (the README's "Lent bodies" has the measurements). For every kind
 // of consumption: concurrent, orderly (an orderly queue's buffers are kept until its
 // commits pass their messages, so a suspended batch is consumed again with its bodies)
-// and POP (a pop's buffer is kept until every message of it is acked, made invisible
-// for its retry, or sent to the dead-letter queue). Default off.
+// and POP (a pop's buffer is kept until the ack, retry delay or abandonment of every
+// message of it is sent, and a dead letter's send and send-back hooks have returned;
+// messages the subscription or filter drops hold nothing). Default off.
 func WithLentBodies() Option { return func(c *cfg) { c.lentBodies = true } }
 
 // WithConsumeMessageBatchMaxSize sets the most messages one listener call gets. Default

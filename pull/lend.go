@@ -19,7 +19,10 @@ import (
 // The answer's Lease counts who still reads the bodies: the service holds one
 // reference while it decodes, caches and dispatches the answer, and the Dispatcher
 // takes one for each listener call it queues (and for anything else that keeps the
-// messages to consume them later). A reference never released (a consumer shut down
+// messages to consume them later). A pop's answer (PopConfig.LendBodies) holds one
+// reference for each message dispatched, released once its result is applied
+// (pop_ack.go): after its ack, retry delay or abandonment is sent, or, for a dead
+// letter, after the send and its hooks return. A reference never released (a consumer shut down
 // with calls queued) only leaves the buffer to the garbage collector: the pool holds
 // free buffers, never counts those lent, so nothing leaks and nothing waits.
 

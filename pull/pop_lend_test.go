@@ -56,7 +56,9 @@ func TestPopLentBodiesHeldUntilEveryResultIsApplied(t *testing.T) {
 
 	// Message 3's listener call ends while an extension of its invisible time is in
 	// flight: its dead-letter send runs when the extension ends, on another goroutine.
+	h.broker.mu.Lock()
 	h.broker.holding = true
+	h.broker.mu.Unlock()
 	h.svc.Extend(b.Entry(3).Deadline.Add(-300 * time.Millisecond))
 	require.Equal(t, int64(1), h.svc.Counters().Extended.Load())
 	h.svc.Apply(h.req, b, 3, processqueue.PopActionDLQ, time.Minute)
