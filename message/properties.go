@@ -59,6 +59,9 @@ func (p *Properties) Get(name string) (string, bool) {
 			return p.pairs[i].Value, true
 		}
 	}
+	if !strings.Contains(p.raw, name) { // a quick search rules most absent names out
+		return "", false
+	}
 	value, found := "", false
 	p.scan(func(n, v string) bool {
 		if n == name {

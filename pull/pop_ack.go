@@ -171,14 +171,20 @@ type ackItem struct {
 type acker struct {
 	s *PopService
 
-	mu      sync.Mutex
-	byAddr  map[string][]ackItem
-	retries []ackItem // failed acks waiting for their due time
-	timer   *time.Timer
-	armedAt time.Time       // when the timer fires; zero while it is not armed
-	noBatch map[string]bool // brokers that refused BATCH_ACK_MESSAGE
-	closed  bool            // Flush ran: no more batching
+	mu        sync.Mutex
+	byAddr    map[string][]ackItem
+	free      [][]ackItem // batches answered, emptied, to be filled again (capacity maxAckBatch)
+	retries   []ackItem   // failed acks waiting for their due time
+	timer     *time.Timer
+	armedAt   time.Time       // when the timer fires; zero while it is not armed
+	lingering bool            // the timer is armed for the acks waiting for a batch
+	noBatch   map[string]bool // brokers that refused BATCH_ACK_MESSAGE
+	closed    bool            // Flush ran: no more batching
 }
+
+// maxFreeAckBatches bounds the emptied batches an acker keeps: one or two per broker
+// are filled at a time.
+const maxFreeAckBatches = 8
 
 func newAcker(s *PopService) *acker {
 	a := &acker{s: s, byAddr: make(map[string][]ackItem), noBatch: make(map[string]bool)}
@@ -217,7 +223,11 @@ func (a *acker) add(it ackItem) {
 		a.sendSingle(addr, it)
 		return
 	}
-	items := append(a.byAddr[addr], it)
+	items := a.byAddr[addr]
+	if items == nil {
+		items = a.newBatchLocked()
+	}
+	items = append(items, it)
 	if len(items) >= maxAckBatch {
 		delete(a.byAddr, addr)
 		a.mu.Unlock()
@@ -225,7 +235,36 @@ func (a *acker) add(it ackItem) {
 		return
 	}
 	a.byAddr[addr] = items
-	a.armLocked(time.Now().Add(s.cfg.AckLinger))
+	if !a.lingering { // else the timer fires no later than this ack's linger
+		a.lingering = true
+		a.armLocked(time.Now().Add(s.cfg.AckLinger))
+	}
+	a.mu.Unlock()
+}
+
+// newBatchLocked returns an empty batch: an answered one again, or a new one. a.mu is
+// held.
+func (a *acker) newBatchLocked() []ackItem {
+	if k := len(a.free); k > 0 {
+		items := a.free[k-1]
+		a.free[k-1] = nil
+		a.free = a.free[:k-1]
+		return items
+	}
+	return make([]ackItem, 0, maxAckBatch)
+}
+
+// recycle takes back a batch whose request was answered, and whose items are no longer
+// read: the acks that failed were copied to be sent again.
+func (a *acker) recycle(items []ackItem) {
+	if cap(items) != maxAckBatch {
+		return
+	}
+	clear(items[:cap(items)]) // no handles kept alive
+	a.mu.Lock()
+	if len(a.free) < maxFreeAckBatches {
+		a.free = append(a.free, items[:0])
+	}
 	a.mu.Unlock()
 }
 
@@ -260,6 +299,7 @@ func (a *acker) flush(all bool) {
 	now := time.Now()
 	a.mu.Lock()
 	a.armedAt = time.Time{}
+	a.lingering = false
 	batches := a.byAddr
 	a.byAddr = make(map[string][]ackItem)
 	var due []ackItem
@@ -316,7 +356,7 @@ func (a *acker) send(addr string, items []ackItem) {
 	single := a.noBatch[addr]
 	a.mu.Unlock()
 	if !single {
-		batched := items[:0:0]
+		batched := items[:0] // in place: an item is moved only to where one was read
 		for _, it := range items {
 			if it.batchable() {
 				batched = append(batched, it)
@@ -330,23 +370,24 @@ func (a *acker) send(addr string, items []ackItem) {
 		for _, it := range items {
 			a.sendSingle(addr, it)
 		}
+		a.recycle(items)
 		return
 	}
 	s := a.s
-	body := protocol.BatchAckRequest{BrokerName: items[0].h.BrokerName}
-	type key struct {
-		topic       string
-		mark        byte
-		queue       int32
-		start, time int64
-	}
-	index := make(map[key]int, 4)
+	body := protocol.BatchAckRequest{BrokerName: items[0].h.BrokerName, Acks: make([]protocol.BatchAck, 0, 4)}
+	j := -1 // the entry of the previous item: most follow one of the same pop
 	for _, it := range items {
-		k := key{it.topic, it.h.TopicMark, it.h.QueueID, it.h.CkQueueOffset, it.h.PopTime}
-		j, ok := index[k]
-		if !ok {
+		if j < 0 || !sameCheckpoint(&body.Acks[j], it) {
+			j = -1
+			for k := range body.Acks {
+				if sameCheckpoint(&body.Acks[k], it) {
+					j = k
+					break
+				}
+			}
+		}
+		if j < 0 {
 			j = len(body.Acks)
-			index[k] = j
 			body.Acks = append(body.Acks, protocol.BatchAck{ConsumerGroup: s.cfg.Group, Topic: it.topic, Retry: it.h.TopicMark,
 				StartOffset: it.h.CkQueueOffset, QueueID: it.h.QueueID, ReviveQueueID: it.h.ReviveQID, PopTime: it.h.PopTime,
 				InvisibleTime: it.h.InvisibleTime})
@@ -365,7 +406,15 @@ func (a *acker) send(addr string, items []ackItem) {
 	}
 }
 
+// sameCheckpoint reports whether it is acked in entry b: the same pop of the same
+// queue (topic, retry mark, queue, start offset and pop time).
+func sameCheckpoint(b *protocol.BatchAck, it ackItem) bool {
+	return b.StartOffset == it.h.CkQueueOffset && b.PopTime == it.h.PopTime && b.QueueID == it.h.QueueID &&
+		b.Retry == it.h.TopicMark && b.Topic == it.topic
+}
+
 func (a *acker) batchAnswered(addr string, items []ackItem, err error) {
+	defer a.recycle(items)
 	switch {
 	case err == nil:
 		a.s.counters.Acked.Add(int64(len(items)))

@@ -3,6 +3,7 @@ package client
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rmqpush/rmqpush/internal/protocol"
@@ -95,9 +96,22 @@ func SetPopHandles(brokerName string, h *protocol.PopMessageResponse, msgs []*me
 	if err != nil {
 		return err
 	}
-	used := make([]int, len(offs)) // offsets of each queue handed out so far
-	ends := make([]int, len(msgs)) // the end of each message's handle in buf; -1: it has one
-	buf := make([]byte, 0, len(msgs)*(48+len(brokerName)))
+	// used: the offsets of each queue handed out so far; ends: the end of each message's
+	// handle in buf, -1 when it has one. On the stack for up to 8 queues and 32
+	// messages, as a pop's answer has.
+	var usedArr [8]int
+	var endsArr [32]int
+	used, ends := usedArr[:0], endsArr[:0]
+	if len(offs) > len(usedArr) {
+		used = make([]int, 0, len(offs))
+	}
+	if len(msgs) > len(endsArr) {
+		ends = make([]int, 0, len(msgs))
+	}
+	used, ends = used[:len(offs)], ends[:len(msgs)]
+	var buf strings.Builder // its String does not copy
+	buf.Grow(len(msgs) * (48 + len(brokerName)))
+	var handle [96]byte
 	for k, m := range msgs {
 		ends[k] = -1
 		if _, ok := m.Properties.Get(protocol.PropertyPopCK); ok {
@@ -112,13 +126,13 @@ func SetPopHandles(brokerName string, h *protocol.PopMessageResponse, msgs []*me
 		if used[i] >= len(q.Offsets) {
 			return fmt.Errorf("client: pop answer lists %d offsets for %c queue %d, and has more messages", len(q.Offsets), mark, m.QueueID)
 		}
-		buf = protocol.ExtraInfo{CkQueueOffset: q.StartOffset, PopTime: h.PopTime, InvisibleTime: h.InvisibleTime,
+		buf.Write(protocol.ExtraInfo{CkQueueOffset: q.StartOffset, PopTime: h.PopTime, InvisibleTime: h.InvisibleTime,
 			ReviveQID: h.ReviveQID, TopicMark: mark, BrokerName: brokerName, QueueID: m.QueueID,
-			QueueOffset: q.Offsets[used[i]]}.AppendTo(buf)
+			QueueOffset: q.Offsets[used[i]]}.AppendTo(handle[:0]))
 		used[i]++
-		ends[k] = len(buf)
+		ends[k] = buf.Len()
 	}
-	handles := string(buf)
+	handles := buf.String()
 	popTime := strconv.FormatInt(h.PopTime, 10)
 	pairs := make([]message.Property, 0, 2*len(msgs))
 	start := 0

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strconv"
 	"testing"
 
 	"github.com/rmqpush/rmqpush/remoting"
@@ -280,6 +281,24 @@ func FuzzPopHandle(f *testing.F) {
 		}
 		if _, err := ParsePopOffsets(string(sb), string(mb)); err != nil {
 			t.Fatalf("re-reading %q %q: %v", sb, mb, err)
+		}
+	})
+}
+
+// FuzzParseDecimal: parseDecimal is strconv.ParseInt in base 10, for 32 and 64 bits:
+// the same value, and an error for the same inputs.
+func FuzzParseDecimal(f *testing.F) {
+	for _, s := range []string{"0", "7", "-1", "+5", "2147483647", "2147483648", "999999999999999999",
+		"9223372036854775807", "9223372036854775808", "00012", "1_000", "", " 1", "1a"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, bits := range []int{32, 64} {
+			got, gerr := parseDecimal(s, bits)
+			want, werr := strconv.ParseInt(s, 10, bits)
+			if got != want || (gerr == nil) != (werr == nil) {
+				t.Fatalf("%q, %d bits: %d, %v; strconv: %d, %v", s, bits, got, gerr, want, werr)
+			}
 		}
 	})
 }

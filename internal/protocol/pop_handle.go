@@ -121,50 +121,56 @@ func (e ExtraInfo) RealTopic(topic, group string) string {
 // error naming the field.
 func ParseExtraInfo(s string) (ExtraInfo, error) {
 	var e ExtraInfo
+	var f [8]string
 	rest := s
-	next := func() string {
-		i := strings.IndexByte(rest, ' ')
-		if i < 0 {
-			f := rest
-			rest = ""
-			return f
-		}
-		f := rest[:i]
-		rest = rest[i+1:]
-		return f
-	}
-	var fields [8]string
-	for i := range fields {
+	for i := range f {
 		if i > 0 && rest == "" {
 			return e, fmt.Errorf("protocol: POP_CK %q: %d fields, want 8", truncate(s), i)
 		}
-		fields[i] = next()
+		f[i], rest, _ = strings.Cut(rest, " ")
 	}
 	var err error
-	num := func(name, f string, bits int) int64 {
-		if err != nil {
-			return 0
-		}
-		n, perr := strconv.ParseInt(f, 10, bits)
-		if perr != nil {
-			err = fmt.Errorf("protocol: POP_CK %q: %s %q is not a number", truncate(s), name, f)
+	num := func(name, field string, bits int) int64 {
+		n, perr := parseDecimal(field, bits)
+		if perr != nil && err == nil {
+			err = fmt.Errorf("protocol: POP_CK %q: %s %q is not a number", truncate(s), name, field)
 		}
 		return n
 	}
-	e.CkQueueOffset = num("ckQueueOffset", fields[0], 64)
-	e.PopTime = num("popTime", fields[1], 64)
-	e.InvisibleTime = num("invisibleTime", fields[2], 64)
-	e.ReviveQID = int32(num("reviveQid", fields[3], 32))
-	if err == nil && (len(fields[4]) != 1 || fields[4][0] < TopicMarkNormal || fields[4][0] > TopicMarkRetryV2) {
-		err = fmt.Errorf("protocol: POP_CK %q: topic mark %q is not 0, 1 or 2", truncate(s), fields[4])
+	e.CkQueueOffset = num("ckQueueOffset", f[0], 64)
+	e.PopTime = num("popTime", f[1], 64)
+	e.InvisibleTime = num("invisibleTime", f[2], 64)
+	e.ReviveQID = int32(num("reviveQid", f[3], 32))
+	if err == nil && (len(f[4]) != 1 || f[4][0] < TopicMarkNormal || f[4][0] > TopicMarkRetryV2) {
+		err = fmt.Errorf("protocol: POP_CK %q: topic mark %q is not 0, 1 or 2", truncate(s), f[4])
 	}
 	if err == nil {
-		e.TopicMark = fields[4][0]
+		e.TopicMark = f[4][0]
 	}
-	e.BrokerName = fields[5]
-	e.QueueID = int32(num("queueId", fields[6], 32))
-	e.QueueOffset = num("queueOffset", fields[7], 64)
+	e.BrokerName = f[5]
+	e.QueueID = int32(num("queueId", f[6], 32))
+	e.QueueOffset = num("queueOffset", f[7], 64)
 	return e, err
+}
+
+// parseDecimal is strconv.ParseInt(f, 10, bits), quicker for what handles hold: up to
+// 18 plain digits (a sign, or a value past bits, takes strconv's way).
+func parseDecimal(f string, bits int) (int64, error) {
+	if len(f) == 0 || len(f) > 18 {
+		return strconv.ParseInt(f, 10, bits)
+	}
+	var n int64
+	for i := 0; i < len(f); i++ {
+		d := f[i] - '0'
+		if d > 9 {
+			return strconv.ParseInt(f, 10, bits)
+		}
+		n = n*10 + int64(d)
+	}
+	if bits < 64 && n >= 1<<(bits-1) {
+		return strconv.ParseInt(f, 10, bits)
+	}
+	return n, nil
 }
 
 func truncate(s string) string {
@@ -215,7 +221,11 @@ const maxPopOffsets = 1024
 // Both empty is no queue at all. A queue listed twice in either, a bad number or an
 // entry without three fields is an error, as in Java.
 func ParsePopOffsets(startOffsetInfo, msgOffsetInfo string) (PopOffsets, error) {
-	var out PopOffsets
+	// One allocation for the entries and one for all their offsets, whatever the
+	// counts (bounded: the strings are a peer's).
+	entries := strings.Count(msgOffsetInfo, ";") + 1
+	out := make(PopOffsets, 0, min(entries+strings.Count(startOffsetInfo, ";")+1, 64))
+	all := make([]int64, 0, min(entries+strings.Count(msgOffsetInfo, ","), maxPopOffsets))
 	total := 0
 	err := eachOffsetEntry("msgOffsetInfo", msgOffsetInfo, func(mark byte, qid int32, value string) error {
 		if out.Find(mark, qid) != nil {
@@ -225,6 +235,7 @@ func ParsePopOffsets(startOffsetInfo, msgOffsetInfo string) (PopOffsets, error) 
 		if value == "" {
 			return fmt.Errorf("queue %c %d has no offsets", mark, qid)
 		}
+		first := len(all)
 		for value != "" {
 			f := value
 			if i := strings.IndexByte(value, ','); i >= 0 {
@@ -232,15 +243,16 @@ func ParsePopOffsets(startOffsetInfo, msgOffsetInfo string) (PopOffsets, error) 
 			} else {
 				value = ""
 			}
-			n, err := strconv.ParseInt(f, 10, 64)
+			n, err := parseDecimal(f, 64)
 			if err != nil {
 				return fmt.Errorf("offset %q is not a number", truncate(f))
 			}
 			if total++; total > maxPopOffsets {
 				return fmt.Errorf("more than %d offsets", maxPopOffsets)
 			}
-			e.Offsets = append(e.Offsets, n)
+			all = append(all, n)
 		}
+		e.Offsets = all[first:len(all):len(all)]
 		out = append(out, e)
 		return nil
 	})
@@ -282,20 +294,19 @@ func eachOffsetEntry(name, info string, fn func(mark byte, queueID int32, value 
 		} else {
 			info = ""
 		}
-		// At most 4 parts: a fourth is an error, and an entry of many spaces (a peer's
-		// answer may be megabytes) must not become as many strings.
-		parts := strings.SplitN(entry, " ", 4)
-		if len(parts) != 3 {
+		mark, rest, ok1 := strings.Cut(entry, " ")
+		queue, value, ok2 := strings.Cut(rest, " ")
+		if !ok1 || !ok2 || strings.IndexByte(value, ' ') >= 0 {
 			return fmt.Errorf("protocol: %s entry %q: want 3 fields", name, truncate(entry))
 		}
-		if len(parts[0]) != 1 || parts[0][0] < TopicMarkNormal || parts[0][0] > TopicMarkRetryV2 {
-			return fmt.Errorf("protocol: %s entry %q: topic mark %q is not 0, 1 or 2", name, truncate(entry), parts[0])
+		if len(mark) != 1 || mark[0] < TopicMarkNormal || mark[0] > TopicMarkRetryV2 {
+			return fmt.Errorf("protocol: %s entry %q: topic mark %q is not 0, 1 or 2", name, truncate(entry), mark)
 		}
-		qid, err := strconv.ParseInt(parts[1], 10, 32)
+		qid, err := strconv.ParseInt(queue, 10, 32)
 		if err != nil {
-			return fmt.Errorf("protocol: %s entry %q: queue id %q is not a number", name, truncate(entry), parts[1])
+			return fmt.Errorf("protocol: %s entry %q: queue id %q is not a number", name, truncate(entry), queue)
 		}
-		if err := fn(parts[0][0], int32(qid), parts[2]); err != nil {
+		if err := fn(mark[0], int32(qid), value); err != nil {
 			return fmt.Errorf("protocol: %s entry %q: %w", name, truncate(entry), err)
 		}
 	}
