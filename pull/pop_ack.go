@@ -399,8 +399,11 @@ func (a *acker) send(addr string, items []ackItem) {
 	err := s.cfg.Broker.BatchAckAsync(addr, &body, s.cfg.RequestTimeout, func(err error) {
 		defer s.hands.done()
 		a.batchAnswered(addr, items, err)
+		a.recycle(items)
 	})
 	if err != nil {
+		// Not recycled: should a PopBroker call back as well, the batch must not be
+		// filled twice.
 		s.hands.done()
 		a.batchAnswered(addr, items, err)
 	}
@@ -414,7 +417,6 @@ func sameCheckpoint(b *protocol.BatchAck, it ackItem) bool {
 }
 
 func (a *acker) batchAnswered(addr string, items []ackItem, err error) {
-	defer a.recycle(items)
 	switch {
 	case err == nil:
 		a.s.counters.Acked.Add(int64(len(items)))

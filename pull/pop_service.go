@@ -22,7 +22,8 @@ type PopBroker interface {
 	// PopAsync sends a pop; callback gets its result or error on another goroutine.
 	// bodies, when not nil, lends the buffer the answer's body is read into.
 	PopAsync(addr string, h *protocol.PopMessageRequest, timeout time.Duration, bodies remoting.BodySource, callback func(*client.PopResult, error)) error
-	// AckAsync sends an ack; callback gets nil or the error.
+	// AckAsync sends an ack; callback gets nil or the error. As for every call here,
+	// an error returned means callback is not called, else it is called once.
 	AckAsync(addr string, h *protocol.AckMessageRequest, timeout time.Duration, callback func(error)) error
 	// BatchAckAsync sends a batch of acks; callback gets nil or the error.
 	BatchAckAsync(addr string, b *protocol.BatchAckRequest, timeout time.Duration, callback func(error)) error

@@ -111,7 +111,8 @@ func SetPopHandles(brokerName string, h *protocol.PopMessageResponse, msgs []*me
 	used, ends = used[:len(offs)], ends[:len(msgs)]
 	var buf strings.Builder // its String does not copy
 	buf.Grow(len(msgs) * (48 + len(brokerName)))
-	var handle [96]byte
+	var handleArr [96]byte // a handle: about 52 bytes and the broker name; grown once if need be
+	handle := handleArr[:0]
 	for k, m := range msgs {
 		ends[k] = -1
 		if _, ok := m.Properties.Get(protocol.PropertyPopCK); ok {
@@ -126,9 +127,10 @@ func SetPopHandles(brokerName string, h *protocol.PopMessageResponse, msgs []*me
 		if used[i] >= len(q.Offsets) {
 			return fmt.Errorf("client: pop answer lists %d offsets for %c queue %d, and has more messages", len(q.Offsets), mark, m.QueueID)
 		}
-		buf.Write(protocol.ExtraInfo{CkQueueOffset: q.StartOffset, PopTime: h.PopTime, InvisibleTime: h.InvisibleTime,
+		handle = protocol.ExtraInfo{CkQueueOffset: q.StartOffset, PopTime: h.PopTime, InvisibleTime: h.InvisibleTime,
 			ReviveQID: h.ReviveQID, TopicMark: mark, BrokerName: brokerName, QueueID: m.QueueID,
-			QueueOffset: q.Offsets[used[i]]}.AppendTo(handle[:0]))
+			QueueOffset: q.Offsets[used[i]]}.AppendTo(handle[:0])
+		buf.Write(handle)
 		used[i]++
 		ends[k] = buf.Len()
 	}

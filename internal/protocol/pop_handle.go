@@ -225,6 +225,9 @@ const maxPopOffsets = 1024
 // Both empty is no queue at all. A queue listed twice in either, a bad number or an
 // entry without three fields is an error, as in Java.
 func ParsePopOffsets(startOffsetInfo, msgOffsetInfo string) (PopOffsets, error) {
+	if startOffsetInfo == "" && msgOffsetInfo == "" {
+		return nil, nil
+	}
 	// One allocation for the entries and one for all their offsets, whatever the
 	// counts (bounded: the strings are a peer's).
 	entries := strings.Count(msgOffsetInfo, ";") + 1
