@@ -83,13 +83,13 @@ func WithReadLoopConsume(maxAvg time.Duration) Option {
 // valid only until the listener call that received it returns, as bufio.Scanner.Bytes
 // is only until the next Scan: a listener, consume hook, send-back hook, message filter
 // (WithMessageFilter) or RPC hook (the pull's or pop's answer, the retry-topic
-// fallback's request) that keeps a body (or a slice of it) beyond its call must copy it first
-// (bytes.Clone). Every other field, Topic and properties included, stays valid for as
-// long as it is kept. The buffers are rounded up to a power of two (at most 8 MiB of
-// them are kept free by the pulls, and as much by the pops), so the memory a queue's
-// cached messages hold may reach twice what WithPullThresholdSizeForQueue counts,
-// which is their bodies' length; with POP, one message still in its listener call
-// keeps its whole pop's buffer (up to 32 messages) after the others are acked.
+// fallback's request) that keeps a body (or a slice of it) beyond its call must copy it
+// first (bytes.Clone). Every other field, Topic and properties included, stays valid
+// for as long as it is kept. The buffers are rounded up to a power of two (at most 8
+// MiB of them are kept free by the pulls, and as much by the pops), so the memory a
+// queue's cached messages hold may reach twice what WithPullThresholdSizeForQueue
+// counts, which is their bodies' length; with POP, one message still in its listener
+// call keeps its whole pop's buffer (up to 32 messages) after the others are acked.
 //
 // It saves allocating, zeroing and collecting the pulled bytes, which grows with the
 // message size: for 1 KiB messages up to a quarter of the consumer's CPU per message,

@@ -37,9 +37,9 @@ const ackRetryDelay = 100 * time.Millisecond
 // maxBatchAckGap bounds offset − ckQueueOffset of an ack that goes in a
 // BATCH_ACK_MESSAGE: its BatchAck's bit set (Java's BitSet, keyed by that gap) takes
 // gap/8 bytes (JSON: about 1.3 KB), so a batch of maxAckBatch acks, each of its own pop,
-// stays under half a megabyte. A pop returns at most
-// 32 messages per queue, and a tag filter lets the broker skip at most a few hundred
-// consume-queue entries per read, so a real pop's gap is well below it. Above it is a
+// stays under half a megabyte. A pop returns at most 32 messages per queue, and a tag
+// filter lets the broker skip at most a few hundred consume-queue entries per read, so
+// a real pop's gap is well below it. Above it is a
 // handle that only names an old start offset: 5.3.3, after OFFSET_TOO_SMALL, reads from
 // the queue's min offset but writes the group's stale committed offset as the start, so
 // the gap is whatever retention removed (10^8 made a 16.7 MB body, over the broker's

@@ -15,15 +15,15 @@ import (
 	"github.com/rmqpush/rmqpush/remoting"
 )
 
-// PopBroker is what the PopService needs from the client instance.
+// PopBroker is what the PopService needs from the client instance. A call that returns
+// an error never calls its callback; one that returns nil calls it once.
 type PopBroker interface {
 	// FindBrokerAddr returns the address of broker brokerName's node brokerID; see Broker.
 	FindBrokerAddr(brokerName string, brokerID int64, onlyThisBroker bool) (addr string, slave, found bool)
 	// PopAsync sends a pop; callback gets its result or error on another goroutine.
 	// bodies, when not nil, lends the buffer the answer's body is read into.
 	PopAsync(addr string, h *protocol.PopMessageRequest, timeout time.Duration, bodies remoting.BodySource, callback func(*client.PopResult, error)) error
-	// AckAsync sends an ack; callback gets nil or the error. As for every call here,
-	// an error returned means callback is not called, else it is called once.
+	// AckAsync sends an ack; callback gets nil or the error.
 	AckAsync(addr string, h *protocol.AckMessageRequest, timeout time.Duration, callback func(error)) error
 	// BatchAckAsync sends a batch of acks; callback gets nil or the error.
 	BatchAckAsync(addr string, b *protocol.BatchAckRequest, timeout time.Duration, callback func(error)) error
