@@ -295,3 +295,38 @@ func TestLentBodiesConsumeAllPop(t *testing.T) {
 	})
 	bodies.requireClean(t)
 }
+
+// A POP consumer lending bodies shut down with listener calls queued, a retry delay and
+// dead-letter sends on the way: no reference is released twice (that would panic) and
+// no body changes under a call; what it did not finish comes back once its invisible
+// time is over, and a second member consumes it, bodies intact.
+func TestLentBodiesPopShutdownMidway(t *testing.T) {
+	c := popCluster(t, "g", "t", 4)
+	const n = 2000
+	produceLent(t, c, "t", 0, n)
+	var bodies bodyChecker
+	seen := newTally()
+	listener := func(_ context.Context, msgs []*message.Ext, _ *consumer.ConcurrentlyContext) consumer.ConcurrentlyStatus {
+		bodies.check(msgs)
+		seen.add(msgs)
+		if i, _ := strconv.Atoi(msgs[0].Property("i")); i%50 == 0 && msgs[0].ReconsumeTimes == 0 {
+			return consumer.ReconsumeLater // MaxReconsumeTimes 0: straight to the dead-letter queue
+		}
+		time.Sleep(time.Millisecond) // calls queue up behind the four workers
+		return consumer.ConsumeSuccess
+	}
+	opts := popOptions(c, consumer.WithLentBodies(), consumer.WithPopInvisibleTime(time.Second),
+		consumer.WithMaxReconsumeTimes(0), consumer.WithConsumeGoroutineNums(4))
+	first := startConsumer(t, "g", "t", consumer.All(), opts, listener)
+	waitFor(t, 20*time.Second, "a tenth of the messages", func() bool { return seen.distinct() >= n/10 })
+	shutdown(t, first)
+	bodies.requireClean(t)
+	require.Less(t, seen.distinct(), n, "shut down midway")
+
+	second := startConsumer(t, "g", "t", consumer.All(), opts, listener)
+	defer shutdown(t, second)
+	waitFor(t, 60*time.Second, "every message, with those the first member left", func() bool {
+		return seen.distinct() == n || bodies.bad.Load() > 0
+	}, func() string { return fmt.Sprintf("%d of %d", seen.distinct(), n) })
+	bodies.requireClean(t)
+}
