@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rmqpush/rmqpush/message"
 )
 
 // Writes through a lease stop when the queue is removed or begun again: a listener
@@ -50,4 +52,28 @@ func mustLocal(t *testing.T) *LocalStore {
 	s, err := NewLocalStore(t.TempDir(), "c", "g")
 	require.NoError(t, err)
 	return s
+}
+
+// A lease remembers its queue's entry after the first update through it; when the
+// table forgets that entry (a persist of the other queues, with forget), the next
+// update through the lease makes a new one that the table holds, as an update without
+// the remembered entry would.
+func TestLeaseUpdateAfterForget(t *testing.T) {
+	tb := newTable()
+	l := tb.begin(qa0)
+	tb.updateFor(l, 5, false)
+	tb.updateFor(l, 6, true)
+	off, ok := tb.get(qa0)
+	require.True(t, ok)
+	require.Equal(t, int64(6), off)
+
+	tb.dirty([]message.Queue{qa1}, true)
+	_, ok = tb.get(qa0)
+	require.False(t, ok, "forgotten")
+
+	tb.updateFor(l, 4, true) // made anew: the increase-only rule has nothing to compare with
+	off, ok = tb.get(qa0)
+	require.True(t, ok, "the update through the lease is in the table")
+	require.Equal(t, int64(4), off)
+	require.Equal(t, map[message.Queue]int64{qa0: 4}, tb.changed())
 }

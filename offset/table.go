@@ -31,10 +31,15 @@ type table struct {
 	leases  map[message.Queue]*lease // each queue's current lease (see Lease)
 }
 
-// lease is the state a Lease points to; ended is set under the table's mu.
+// lease is the state a Lease points to; its fields are read and set under the table's
+// mu.
 type lease struct {
 	q     message.Queue
 	ended bool
+	// e is q's entry once an update through the lease has found or made it, so that
+	// the next ones (an orderly consumer updates once per listener call) skip the map
+	// lookup: nil, or the entry t.entries holds for q. Forgetting q's entry clears it.
+	e *entry
 }
 
 func newTable() table {
@@ -75,16 +80,35 @@ func (t *table) updateFor(l Lease, offset int64, increaseOnly bool) {
 		t.mu.Unlock()
 		return
 	}
-	t.updateLocked(l.l.q, offset, increaseOnly)
+	e, made := l.l.e, false
+	if e == nil {
+		e, made = t.entryLocked(l.l.q)
+		l.l.e = e
+	}
+	t.updateEntryLocked(l.l.q, e, made, offset, increaseOnly)
 }
 
 // updateLocked is update with t.mu held; it unlocks it.
 func (t *table) updateLocked(q message.Queue, offset int64, increaseOnly bool) {
-	e, ok := t.entries[q]
-	if !ok {
-		e = &entry{offset: offset, persisted: -1}
-		t.entries[q] = e
-	} else if e.frozen || (increaseOnly && offset <= e.offset) {
+	e, made := t.entryLocked(q)
+	t.updateEntryLocked(q, e, made, offset, increaseOnly)
+}
+
+// entryLocked returns q's entry; made is true when q had none and this call made it
+// (no offset yet). t.mu is held.
+func (t *table) entryLocked(q message.Queue) (e *entry, made bool) {
+	if found, ok := t.entries[q]; ok {
+		return found, false
+	}
+	e = &entry{persisted: -1}
+	t.entries[q] = e
+	return e, true
+}
+
+// updateEntryLocked is updateLocked with q's entry e found (made: just made); it
+// unlocks t.mu.
+func (t *table) updateEntryLocked(q message.Queue, e *entry, made bool, offset int64, increaseOnly bool) {
+	if !made && (e.frozen || (increaseOnly && offset <= e.offset)) {
 		t.mu.Unlock()
 		return
 	}
@@ -92,13 +116,17 @@ func (t *table) updateLocked(q message.Queue, offset int64, increaseOnly bool) {
 	t.unlockCommit(q, e, true, true)
 }
 
+// forgetLocked forgets q's entry, and clears its lease's. t.mu is held.
+func (t *table) forgetLocked(q message.Queue) {
+	delete(t.entries, q)
+	if l, ok := t.leases[q]; ok {
+		l.e = nil
+	}
+}
+
 func (t *table) updateAndFreeze(q message.Queue, offset int64) {
 	t.mu.Lock()
-	e, ok := t.entries[q]
-	if !ok {
-		e = &entry{persisted: -1}
-		t.entries[q] = e
-	}
+	e, _ := t.entryLocked(q)
 	e.offset, e.frozen = offset, true
 	t.unlockCommit(q, e, true, true)
 }
@@ -165,7 +193,7 @@ func (t *table) collect(keep func(message.Queue) bool, forget bool) map[message.
 	for q, e := range t.entries {
 		if keep != nil && !keep(q) {
 			if forget {
-				delete(t.entries, q)
+				t.forgetLocked(q)
 			}
 			continue
 		}
@@ -200,7 +228,7 @@ func (t *table) unfreeze(q message.Queue) {
 func (t *table) remove(q message.Queue) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	delete(t.entries, q)
+	t.forgetLocked(q)
 	t.endLeaseLocked(q)
 }
 
