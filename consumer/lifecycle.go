@@ -418,7 +418,9 @@ func (c *PushConsumer) checkTimeouts() {
 // offset not persisted means messages consumed twice. Cached messages not yet given to
 // the listener are not consumed; their offsets are not committed, so the queue's next
 // owner consumes them. A listener call that ignores its context may still be running
-// when Shutdown returns; its result is then ignored. It returns the first error met;
+// when Shutdown returns; its result is then ignored. Called from a listener or a hook,
+// Shutdown waits for that very call until ctx ends (with a context that never ends,
+// forever): start it on a goroutine of its own there. It returns the first error met;
 // calling it again returns nil.
 func (c *PushConsumer) Shutdown(ctx context.Context) error {
 	c.mu.Lock()
