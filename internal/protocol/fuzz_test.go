@@ -6,6 +6,7 @@ import (
 	"errors"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rmqpush/rmqpush/remoting"
@@ -298,6 +299,30 @@ func FuzzParseDecimal(f *testing.F) {
 			want, werr := strconv.ParseInt(s, 10, bits)
 			if got != want || (gerr == nil) != (werr == nil) {
 				t.Fatalf("%q, %d bits: %d, %v; strconv: %d, %v", s, bits, got, gerr, want, werr)
+			}
+		}
+	})
+}
+
+// FuzzParseExtraInfo: the one-pass reading of a handle agrees with the field-by-field
+// one wherever it accepts the input, and accepts every handle a broker writes.
+func FuzzParseExtraInfo(f *testing.F) {
+	for _, s := range []string{"0 1796177259844 60000 0 0 broker-5a 1 3", "0 1796177274898 60000 2 1 broker-5a 0 0",
+		"12 1 2 3 2 b 4 5 extra", "0 1 2 3 0  1 3", "0 1 2 3 3 b 1 3", "0 1 2 2147483648 0 b 1 3", "0 1 2 3 0 b 1",
+		"0 1 2 3 0 b 1 ", "-1 1 2 3 0 b 1 3", "0 1 2 3 0 b 1 1234567890123456789", " 0 1 2 3 0 b 1 3", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, werr := parseExtraInfoFields(s)
+		if got, ok := parsePlainExtraInfo(s); ok && (werr != nil || got != want) {
+			t.Fatalf("%q: one pass %+v; field by field %+v, %v", s, got, want, werr)
+		}
+		plain := func(n int64) bool { return n >= 0 && n < 1e18 }
+		if werr == nil && want.BrokerName != "" && !strings.Contains(want.BrokerName, " ") && plain(want.CkQueueOffset) &&
+			plain(want.PopTime) && plain(want.InvisibleTime) && want.ReviveQID >= 0 && want.QueueID >= 0 && plain(want.QueueOffset) {
+			written := want.String()
+			if got, ok := parsePlainExtraInfo(written); !ok || got != want {
+				t.Fatalf("%q as a broker writes it, %q: one pass %+v, %v", s, written, got, ok)
 			}
 		}
 	})

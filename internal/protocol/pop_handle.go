@@ -120,6 +120,76 @@ func (e ExtraInfo) RealTopic(topic, group string) string {
 // ignored, as Java ignores them; fewer fields, or numbers that do not parse, are an
 // error naming the field.
 func ParseExtraInfo(s string) (ExtraInfo, error) {
+	if e, ok := parsePlainExtraInfo(s); ok {
+		return e, nil
+	}
+	return parseExtraInfoFields(s)
+}
+
+// parsePlainExtraInfo reads a handle as brokers write it in one pass: every number
+// plain digits (at most 18, within its field's bits), a topic mark of 0, 1 or 2, a
+// broker name that is not empty. Anything else is not ok, and parseExtraInfoFields
+// reads it (or names what is wrong) field by field; when ok, the two agree
+// (FuzzParseExtraInfo).
+func parsePlainExtraInfo(s string) (e ExtraInfo, ok bool) {
+	i := 0
+	if e.CkQueueOffset, i, ok = plainNumber(s, i, 64); !ok {
+		return e, false
+	}
+	if e.PopTime, i, ok = plainNumber(s, i, 64); !ok {
+		return e, false
+	}
+	if e.InvisibleTime, i, ok = plainNumber(s, i, 64); !ok {
+		return e, false
+	}
+	var n int64
+	if n, i, ok = plainNumber(s, i, 32); !ok {
+		return e, false
+	}
+	e.ReviveQID = int32(n)
+	if i+2 > len(s) || s[i] < TopicMarkNormal || s[i] > TopicMarkRetryV2 || s[i+1] != ' ' {
+		return e, false
+	}
+	e.TopicMark, i = s[i], i+2
+	j := i
+	for j < len(s) && s[j] != ' ' {
+		j++
+	}
+	if j == i || j == len(s) {
+		return e, false
+	}
+	e.BrokerName, i = s[i:j], j+1
+	if n, i, ok = plainNumber(s, i, 32); !ok {
+		return e, false
+	}
+	e.QueueID = int32(n)
+	e.QueueOffset, _, ok = plainNumber(s, i, 64) // not ok when there is no eighth field
+	return e, ok
+}
+
+// plainNumber reads the field of s at i (up to the next space or the end) as plain
+// digits: its value, below 1<<(bits-1), and the index after the space. ok is false for
+// an empty field, any other byte, or more than 18 digits.
+func plainNumber(s string, i, bits int) (n int64, next int, ok bool) {
+	start := i
+	for ; i < len(s) && s[i] != ' '; i++ {
+		d := s[i] - '0'
+		if d > 9 {
+			return 0, 0, false
+		}
+		n = n*10 + int64(d)
+	}
+	if i == start || i-start > 18 || (bits < 64 && n >= 1<<(bits-1)) {
+		return 0, 0, false
+	}
+	if i < len(s) {
+		i++ // the space
+	}
+	return n, i, true
+}
+
+// parseExtraInfoFields is ParseExtraInfo field by field, for any handle.
+func parseExtraInfoFields(s string) (ExtraInfo, error) {
 	var e ExtraInfo
 	var f [8]string
 	rest := s
