@@ -418,10 +418,13 @@ func (c *PushConsumer) checkTimeouts() {
 // offset not persisted means messages consumed twice. Cached messages not yet given to
 // the listener are not consumed; their offsets are not committed, so the queue's next
 // owner consumes them. A listener call that ignores its context may still be running
-// when Shutdown returns; its result is then ignored. Called from a listener or a hook,
-// Shutdown waits for that very call until ctx ends (with a context that never ends,
-// forever): start it on a goroutine of its own there. It returns the first error met;
-// calling it again returns nil.
+// when Shutdown returns; its result is then ignored. Never call Shutdown from a
+// listener or hook itself, but start it on a goroutine of its own there: from a listener
+// or a consume hook it waits for that very call until ctx ends (with a context that
+// never ends, forever), and from a pull hook, or a listener call an operator's
+// CONSUME_MESSAGE_DIRECTLY made, it never returns (closing the connections waits for
+// the goroutine it runs on). It returns the first error met; calling it again returns
+// nil.
 func (c *PushConsumer) Shutdown(ctx context.Context) error {
 	c.mu.Lock()
 	switch c.state.Load() {

@@ -97,9 +97,9 @@ func (t *table) endPull(c PullCommit, outcome CommitOutcome) {
 }
 
 // unlockCommit unlocks t.mu and then, when ask and e (q's current entry) is ahead of the
-// offset the broker holds, calls the commit hook. t.mu is held. current says that the
-// caller looked e up under this hold of t.mu: it is q's entry, and is not looked up
-// again (an offset update's one map lookup, not two).
+// offset the broker holds, calls the commit hook. t.mu is held. current says that e is
+// known to be q's entry under this hold of t.mu (looked up, or a live lease's remembered
+// entry), so it is not looked up again.
 func (t *table) unlockCommit(q message.Queue, e *entry, ask, current bool) {
 	hook := t.commit
 	ask = ask && hook != nil && e.offset != e.persisted && (current || t.entries[q] == e)

@@ -38,7 +38,8 @@ type lease struct {
 	ended bool
 	// e is q's entry once an update through the lease has found or made it, so that
 	// the next ones (an orderly consumer updates once per listener call) skip the map
-	// lookup: nil, or the entry t.entries holds for q. Forgetting q's entry clears it.
+	// lookup: nil, or the entry t.entries holds for q. Forgetting q's entry, and ending
+	// the lease, clear it.
 	e *entry
 }
 
@@ -60,7 +61,7 @@ func (t *table) begin(q message.Queue) Lease {
 // endLeaseLocked ends q's lease. t.mu is held.
 func (t *table) endLeaseLocked(q message.Queue) {
 	if l, ok := t.leases[q]; ok {
-		l.ended = true
+		l.ended, l.e = true, nil
 		delete(t.leases, q)
 	}
 }

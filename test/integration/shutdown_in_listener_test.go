@@ -33,9 +33,9 @@ func TestShutdownFromInsideListenerWaitsUntilItsContextEnds(t *testing.T) {
 				return consumer.ConsumeSuccess
 			}
 			<-ready
+			begin := time.Now()
 			ctx, cancel := context.WithTimeout(context.Background(), deadline)
 			defer cancel()
-			begin := time.Now()
 			err := pc.Shutdown(ctx)
 			took.Store(int64(time.Since(begin)))
 			returned <- err
