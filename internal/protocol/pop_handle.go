@@ -132,45 +132,43 @@ func ParseExtraInfo(s string) (ExtraInfo, error) {
 // reads it (or names what is wrong) field by field; when ok, the two agree
 // (FuzzParseExtraInfo).
 func parsePlainExtraInfo(s string) (e ExtraInfo, ok bool) {
-	i := 0
-	if e.CkQueueOffset, i, ok = plainNumber(s, i, 64); !ok {
+	var end int
+	if e.CkQueueOffset, end, ok = plainNumber(s, 0, 64); !ok {
 		return e, false
 	}
-	if e.PopTime, i, ok = plainNumber(s, i, 64); !ok {
+	if e.PopTime, end, ok = plainNumber(s, end+1, 64); !ok {
 		return e, false
 	}
-	if e.InvisibleTime, i, ok = plainNumber(s, i, 64); !ok {
+	if e.InvisibleTime, end, ok = plainNumber(s, end+1, 64); !ok {
 		return e, false
 	}
 	var n int64
-	if n, i, ok = plainNumber(s, i, 32); !ok {
+	if n, end, ok = plainNumber(s, end+1, 32); !ok {
 		return e, false
 	}
 	e.ReviveQID = int32(n)
+	i := end + 1 // the topic mark, a space, the broker name and a space
 	if i+2 > len(s) || s[i] < TopicMarkNormal || s[i] > TopicMarkRetryV2 || s[i+1] != ' ' {
 		return e, false
 	}
 	e.TopicMark, i = s[i], i+2
-	j := i
-	for j < len(s) && s[j] != ' ' {
-		j++
-	}
-	if j == i || j == len(s) {
+	end = fieldEnd(s, i)
+	if end == i || end == len(s) {
 		return e, false
 	}
-	e.BrokerName, i = s[i:j], j+1
-	if n, i, ok = plainNumber(s, i, 32); !ok {
+	e.BrokerName = s[i:end]
+	if n, end, ok = plainNumber(s, end+1, 32); !ok {
 		return e, false
 	}
 	e.QueueID = int32(n)
-	e.QueueOffset, _, ok = plainNumber(s, i, 64) // not ok when there is no eighth field
+	e.QueueOffset, _, ok = plainNumber(s, end+1, 64) // not ok when there is no eighth field
 	return e, ok
 }
 
-// plainNumber reads the field of s at i (up to the next space or the end) as plain
-// digits: its value, below 1<<(bits-1), and the index after the space. ok is false for
-// an empty field, any other byte, or more than 18 digits.
-func plainNumber(s string, i, bits int) (n int64, next int, ok bool) {
+// plainNumber reads the field of s at i (up to the next space or the end; i may be
+// past the end) as 1 to 18 plain digits below 1<<(bits-1): its value and the field's
+// end. ok is false for an empty field, any other byte, more digits, a larger value.
+func plainNumber(s string, i, bits int) (n int64, end int, ok bool) {
 	start := i
 	for ; i < len(s) && s[i] != ' '; i++ {
 		d := s[i] - '0'
@@ -182,10 +180,16 @@ func plainNumber(s string, i, bits int) (n int64, next int, ok bool) {
 	if i == start || i-start > 18 || (bits < 64 && n >= 1<<(bits-1)) {
 		return 0, 0, false
 	}
-	if i < len(s) {
-		i++ // the space
-	}
 	return n, i, true
+}
+
+// fieldEnd returns the index of the first space in s from i, or len(s). A loop: quicker
+// than IndexByte for fields this short.
+func fieldEnd(s string, i int) int {
+	for i < len(s) && s[i] != ' ' {
+		i++
+	}
+	return i
 }
 
 // parseExtraInfoFields is ParseExtraInfo field by field, for any handle.
@@ -197,10 +201,7 @@ func parseExtraInfoFields(s string) (ExtraInfo, error) {
 		if i > 0 && rest == "" {
 			return e, fmt.Errorf("protocol: POP_CK %q: %d fields, want 8", truncate(s), i)
 		}
-		j := 0 // a loop: quicker than IndexByte for fields this short
-		for j < len(rest) && rest[j] != ' ' {
-			j++
-		}
+		j := fieldEnd(rest, 0)
 		f[i], rest = rest[:j], rest[min(j+1, len(rest)):]
 	}
 	var err error
@@ -230,21 +231,10 @@ func parseExtraInfoFields(s string) (ExtraInfo, error) {
 // parseDecimal is strconv.ParseInt(f, 10, bits), quicker for what handles hold: up to
 // 18 plain digits (a sign, or a value past bits, takes strconv's way).
 func parseDecimal(f string, bits int) (int64, error) {
-	if len(f) == 0 || len(f) > 18 {
-		return strconv.ParseInt(f, 10, bits)
+	if n, end, ok := plainNumber(f, 0, bits); ok && end == len(f) {
+		return n, nil
 	}
-	var n int64
-	for i := 0; i < len(f); i++ {
-		d := f[i] - '0'
-		if d > 9 {
-			return strconv.ParseInt(f, 10, bits)
-		}
-		n = n*10 + int64(d)
-	}
-	if bits < 64 && n >= 1<<(bits-1) {
-		return strconv.ParseInt(f, 10, bits)
-	}
-	return n, nil
+	return strconv.ParseInt(f, 10, bits)
 }
 
 func truncate(s string) string {
